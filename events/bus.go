@@ -1,0 +1,206 @@
+package events
+
+import (
+	"cmp"
+	"context"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Bus dispatches events to registered listeners. Its zero value is not
+// usable; create one with NewBus. Publishing and registering are safe at the
+// same time from any number of goroutines: registering swaps in a new sorted
+// listener list, and publishing reads the current one without a lock.
+type Bus struct {
+	mu   sync.Mutex // serialises writers of regs
+	next uint64
+	regs atomic.Pointer[[]*registration]
+}
+
+type registration struct {
+	l     Listener
+	order int
+	seq   uint64
+	mask  uint16       // bit t set: handles Type t
+	model reflect.Type // nil: every model
+}
+
+const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
+
+// NewBus returns an empty bus.
+func NewBus() *Bus { return &Bus{} }
+
+// Option configures one registration.
+type Option func(*registration)
+
+// Order sets the listener's place: lower runs first, and listeners with the
+// same order run in registration order. The default is 0.
+func Order(n int) Option { return func(r *registration) { r.order = n } }
+
+// On restricts the listener to the given event types.
+func On(types ...Type) Option {
+	return func(r *registration) { r.mask = maskOf(types) }
+}
+
+// ForModel restricts the listener to events of model type T (the type the
+// repository was created with, such as *User), as Spring filters a listener
+// by its type parameter.
+func ForModel[T any]() Option { return ForType(reflect.TypeFor[T]()) }
+
+// ForType is ForModel for a reflect.Type known only at run time.
+func ForType(t reflect.Type) Option { return func(r *registration) { r.model = t } }
+
+func maskOf(types []Type) uint16 {
+	var m uint16
+	for _, t := range types {
+		if t >= BeforeConvert && t <= AfterDelete {
+			m |= 1 << t
+		}
+	}
+	return m
+}
+
+// Register adds l to the bus and returns a function that removes it again;
+// that function reports whether l was still registered. A nil l is ignored.
+func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
+	if l == nil {
+		return func() bool { return false }
+	}
+	r := &registration{l: l, mask: allTypes}
+	if t, ok := l.(EventTyper); ok {
+		r.mask = maskOf(t.EventTypes())
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next++
+	r.seq = b.next
+	var list []*registration
+	if old := b.regs.Load(); old != nil {
+		list = slices.Clone(*old)
+	}
+	list = append(list, r)
+	slices.SortStableFunc(list, func(x, y *registration) int {
+		if x.order != y.order {
+			return x.order - y.order
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
+	b.regs.Store(&list)
+	return func() bool { return b.remove(r) }
+}
+
+func (b *Bus) remove(r *registration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.regs.Load()
+	if old == nil {
+		return false
+	}
+	i := slices.Index(*old, r)
+	if i < 0 {
+		return false
+	}
+	list := slices.Delete(slices.Clone(*old), i, i+1)
+	b.regs.Store(&list)
+	return true
+}
+
+// Len returns the number of registered listeners.
+func (b *Bus) Len() int {
+	if b == nil {
+		return 0
+	}
+	if p := b.regs.Load(); p != nil {
+		return len(*p)
+	}
+	return 0
+}
+
+// Publish calls, in order, every listener registered for e.Type and
+// e.ModelType. It stops at the first listener that fails or panics and
+// returns a *ListenerError that wraps the cause. For a Before* event that
+// error aborts the operation; for an After* event the write has already
+// happened. Publishing an event that no listener matches allocates nothing.
+// A nil Bus has no listeners.
+func (b *Bus) Publish(ctx context.Context, e *Event) error {
+	if b == nil {
+		return nil
+	}
+	p := b.regs.Load()
+	if p == nil {
+		return nil
+	}
+	bit := uint16(1) << e.Type
+	for _, r := range *p {
+		if r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
+			continue
+		}
+		if err := call(ctx, r.l, e); err != nil {
+			return newListenerError(e, err)
+		}
+	}
+	return nil
+}
+
+func call(ctx context.Context, l Listener, e *Event) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v)
+		}
+	}()
+	return l.HandleEvent(ctx, e)
+}
+
+// Prepare calls Prepare on every registered Preparer that handles model type
+// t, and returns the first error. Package repo calls it when a repository is
+// created.
+func (b *Bus) Prepare(t reflect.Type) error {
+	for _, r := range b.matching(t) {
+		if p, ok := r.l.(Preparer); ok {
+			if err := p.Prepare(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HandleWriteError asks every registered WriteErrorHandler that handles
+// e.ModelType whether the failed write err can be retried. It reports retry
+// when at least one handler repaired something.
+func (b *Bus) HandleWriteError(ctx context.Context, e *Event, err error) (retry bool, _ error) {
+	for _, r := range b.matching(e.ModelType) {
+		h, ok := r.l.(WriteErrorHandler)
+		if !ok {
+			continue
+		}
+		again, herr := h.HandleWriteError(ctx, e, err)
+		if herr != nil {
+			return false, herr
+		}
+		retry = retry || again
+	}
+	return retry, nil
+}
+
+func (b *Bus) matching(t reflect.Type) []*registration {
+	if b == nil {
+		return nil
+	}
+	p := b.regs.Load()
+	if p == nil {
+		return nil
+	}
+	var out []*registration
+	for _, r := range *p {
+		if r.model == nil || r.model == t {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+)
+
+// ErrAborted matches, through errors.Is, every *ListenerError of a Before*
+// event: the operation was stopped before anything was written.
+var ErrAborted = errors.New("events: operation aborted by a listener")
+
+// ErrPanic matches, through errors.Is, a listener panic that the bus
+// recovered. errors.As with a *PanicError gives the value and the stack.
+var ErrPanic = errors.New("events: listener panicked")
+
+// ListenerError is returned when a listener fails or panics. It names the
+// event, the operation, the collection and the model type, and wraps the
+// listener's error, so errors.Is and errors.As see through it.
+type ListenerError struct {
+	Type       Type
+	Op         Op
+	Collection string
+	ModelType  reflect.Type
+	Err        error
+}
+
+func newListenerError(e *Event, err error) *ListenerError {
+	return &ListenerError{Type: e.Type, Op: e.Op, Collection: e.Collection, ModelType: e.ModelType, Err: err}
+}
+
+// Error says which event's listener failed, and why.
+func (e *ListenerError) Error() string {
+	what := "aborted"
+	if !e.Type.Before() {
+		what = "failed after the write"
+	}
+	return fmt.Sprintf("events: %s listener for %v in collection %q (%s) %s: %v",
+		e.Type, e.ModelType, e.Collection, e.Op, what, e.Err)
+}
+
+// Unwrap returns the listener's error.
+func (e *ListenerError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrAborted and the event is a Before* event.
+func (e *ListenerError) Is(target error) bool { return target == ErrAborted && e.Type.Before() }
+
+// PanicError is a recovered listener panic.
+type PanicError struct {
+	Value any    // the value passed to panic
+	Stack []byte // the listener goroutine's stack at the panic
+}
+
+func newPanicError(v any) error {
+	return &PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// Error describes the panic.
+func (p *PanicError) Error() string { return fmt.Sprintf("listener panicked: %v", p.Value) }
+
+// Is reports whether target is ErrPanic.
+func (p *PanicError) Is(target error) bool { return target == ErrPanic }
+
+// Unwrap returns the panic value when it is an error, so that errors.Is
+// sees through panic(err).
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}

@@ -1,0 +1,117 @@
+package events
+
+import (
+	"context"
+	"reflect"
+)
+
+// Listener handles lifecycle events. It is to the bus what http.Handler is to
+// a server. An error returned for a Before* event aborts the operation.
+type Listener interface {
+	HandleEvent(ctx context.Context, e *Event) error
+}
+
+// ListenerFunc adapts an ordinary function to a Listener, as
+// http.HandlerFunc does.
+type ListenerFunc func(ctx context.Context, e *Event) error
+
+// HandleEvent calls f(ctx, e).
+func (f ListenerFunc) HandleEvent(ctx context.Context, e *Event) error { return f(ctx, e) }
+
+// Lifecycle has one method per event, like Spring's
+// AbstractMongoEventListener. Embed Base to implement only the methods you
+// need, and register it with FromLifecycle.
+type Lifecycle interface {
+	OnBeforeConvert(ctx context.Context, e *Event) error
+	OnBeforeSave(ctx context.Context, e *Event) error
+	OnAfterSave(ctx context.Context, e *Event) error
+	OnAfterLoad(ctx context.Context, e *Event) error
+	OnAfterConvert(ctx context.Context, e *Event) error
+	OnBeforeDelete(ctx context.Context, e *Event) error
+	OnAfterDelete(ctx context.Context, e *Event) error
+}
+
+// Base implements every Lifecycle method as a no-op. Embed it in a listener
+// struct and override the methods you need.
+type Base struct{}
+
+// OnBeforeConvert does nothing.
+func (Base) OnBeforeConvert(context.Context, *Event) error { return nil }
+
+// OnBeforeSave does nothing.
+func (Base) OnBeforeSave(context.Context, *Event) error { return nil }
+
+// OnAfterSave does nothing.
+func (Base) OnAfterSave(context.Context, *Event) error { return nil }
+
+// OnAfterLoad does nothing.
+func (Base) OnAfterLoad(context.Context, *Event) error { return nil }
+
+// OnAfterConvert does nothing.
+func (Base) OnAfterConvert(context.Context, *Event) error { return nil }
+
+// OnBeforeDelete does nothing.
+func (Base) OnBeforeDelete(context.Context, *Event) error { return nil }
+
+// OnAfterDelete does nothing.
+func (Base) OnAfterDelete(context.Context, *Event) error { return nil }
+
+// FromLifecycle adapts a Lifecycle to a Listener that calls the method named
+// after each event.
+func FromLifecycle(l Lifecycle) Listener { return lifecycle{l} }
+
+type lifecycle struct{ l Lifecycle }
+
+func (a lifecycle) HandleEvent(ctx context.Context, e *Event) error {
+	switch e.Type {
+	case BeforeConvert:
+		return a.l.OnBeforeConvert(ctx, e)
+	case BeforeSave:
+		return a.l.OnBeforeSave(ctx, e)
+	case AfterSave:
+		return a.l.OnAfterSave(ctx, e)
+	case AfterLoad:
+		return a.l.OnAfterLoad(ctx, e)
+	case AfterConvert:
+		return a.l.OnAfterConvert(ctx, e)
+	case BeforeDelete:
+		return a.l.OnBeforeDelete(ctx, e)
+	case AfterDelete:
+		return a.l.OnAfterDelete(ctx, e)
+	}
+	return nil
+}
+
+// TypedFunc adapts a function that takes the model as T to a Listener. Pair
+// it with ForModel[T] so that it sees only T's events. The model argument is
+// the zero T when the event has no model (AfterLoad, DeleteMany).
+func TypedFunc[T any](f func(ctx context.Context, e *Event, model T) error) Listener {
+	return ListenerFunc(func(ctx context.Context, e *Event) error {
+		m, _ := e.Model.(T)
+		return f(ctx, e, m)
+	})
+}
+
+// EventTyper is implemented by listeners that handle only some event types.
+// The bus asks once, at registration, and then skips the listener for other
+// types at no cost. The On option overrides it.
+type EventTyper interface {
+	EventTypes() []Type
+}
+
+// Preparer is implemented by listeners that check or precompute something
+// for each model type, such as AutoKeys validating its sequences. Package
+// repo calls Bus.Prepare when a repository is created, so that a mistake is
+// reported then rather than at the first write.
+type Preparer interface {
+	Prepare(modelType reflect.Type) error
+}
+
+// WriteErrorHandler is implemented by listeners that can repair the cause
+// of a failed write, such as AutoKeys moving a counter that is behind the
+// data past the collection's maximum. When a handler returns retry, the
+// repository runs the operation again from BeforeConvert, with the model's
+// auto fields that were zero before the attempt set back to zero.
+type WriteErrorHandler interface {
+	HandleWriteError(ctx context.Context, e *Event, err error) (retry bool, _ error)
+}
