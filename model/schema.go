@@ -1,0 +1,267 @@
+// Package model parses and caches what mgmevents needs to know about a model
+// type: its collection, its BSON fields, and the `auto` tags that AutoKeys
+// and optimistic locking act on. A type is parsed once; the result is
+// immutable and shared, and its hot-path accessors use field indexes.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/kamva/mgm/v3"
+	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+)
+
+// ErrUnsupportedType is returned, wrapped, for a model type that is not a
+// pointer to a struct implementing mgm.Model.
+var ErrUnsupportedType = errors.New("unsupported model type")
+
+// Schema describes one model type. It is immutable once returned by Of.
+type Schema struct {
+	// Type is the model type as repositories use it, a pointer to Struct.
+	Type reflect.Type
+	// Struct is the struct type.
+	Struct reflect.Type
+	// Collection is the collection name as mgm.CollName computes it.
+	Collection string
+	// Fields are the struct's BSON fields, inline structs flattened, in
+	// declaration order.
+	Fields []Field
+	// ID is the field stored as `_id`, or nil when the struct has none.
+	ID *Field
+	// Auto are the fields with an `auto` tag, in declaration order.
+	Auto []AutoField
+	// Audit are the fields with an `audit` tag, in declaration order.
+	Audit []AuditField
+	// Version is the `auto:"version"` field, or nil.
+	Version *AutoField
+}
+
+// Field is one BSON field of a model.
+type Field struct {
+	Name  string       // Go field name
+	BSON  string       // key in the BSON document
+	Index []int        // for reflect.Value.FieldByIndex, through inline structs
+	Type  reflect.Type // the field's Go type
+}
+
+// Value returns the field of v, which must be the model's struct value (not
+// the pointer).
+func (f *Field) Value(v reflect.Value) reflect.Value {
+	if len(f.Index) == 1 {
+		return v.Field(f.Index[0])
+	}
+	return v.FieldByIndex(f.Index)
+}
+
+type entry struct {
+	once sync.Once
+	s    *Schema
+	err  error
+}
+
+var cache sync.Map // reflect.Type -> *entry
+
+// Of returns the schema of model type t, a pointer to a struct that
+// implements mgm.Model. The first call for a type parses it; concurrent first
+// calls wait for that one parse, and later calls return the cached result,
+// error included.
+func Of(t reflect.Type) (*Schema, error) {
+	if t == nil {
+		return nil, fmt.Errorf("model: nil type: %w", ErrUnsupportedType)
+	}
+	e, ok := cache.Load(t)
+	if !ok {
+		e, _ = cache.LoadOrStore(t, new(entry))
+	}
+	en := e.(*entry)
+	en.once.Do(func() { en.s, en.err = parse(t) })
+	return en.s, en.err
+}
+
+// For returns the schema of T, as Of(reflect.TypeFor[T]()).
+func For[T any]() (*Schema, error) { return Of(reflect.TypeFor[T]()) }
+
+var modelType = reflect.TypeFor[mgm.Model]()
+
+func parse(t reflect.Type) (*Schema, error) {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("model: type %v must be a pointer to a struct: %w", t, ErrUnsupportedType)
+	}
+	if !t.Implements(modelType) {
+		return nil, fmt.Errorf("model: type %v does not implement mgm.Model (embed mgm.DefaultModel, or write PrepareID, GetID and SetID): %w", t, ErrUnsupportedType)
+	}
+	s := &Schema{Type: t, Struct: t.Elem()}
+	s.Collection = mgm.CollName(reflect.New(s.Struct).Interface().(mgm.Model))
+	if err := s.walk(s.Struct, nil, map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// walk collects the BSON fields of st, descending into inline structs.
+func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool) error {
+	if seen[st] {
+		return nil
+	}
+	seen[st] = true
+	defer delete(seen, st)
+	for i := 0; i < st.NumField(); i++ {
+		sf := st.Field(i)
+		index := append(append([]int(nil), prefix...), i)
+		autoTag, hasAuto := sf.Tag.Lookup("auto")
+		auditTag, hasAudit := sf.Tag.Lookup("audit")
+		if !sf.IsExported() && !sf.Anonymous {
+			if hasAuto || hasAudit {
+				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
+			}
+			continue
+		}
+		tags, err := bsoncodec.DefaultStructTagParser.ParseStructTags(sf)
+		if err != nil {
+			return s.tagErr(sf.Name, string(sf.Tag), "bad bson tag: "+err.Error())
+		}
+		if tags.Skip {
+			if hasAuto || hasAudit {
+				return s.tagErr(sf.Name, string(sf.Tag), `the field has bson:"-", so it is never stored`)
+			}
+			continue
+		}
+		if tags.Inline && sf.Type.Kind() == reflect.Struct {
+			if hasAuto || hasAudit {
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto or audit field")
+			}
+			if err := s.walk(sf.Type, index, seen); err != nil {
+				return err
+			}
+			continue
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		f := Field{Name: sf.Name, BSON: tags.Name, Index: index, Type: sf.Type}
+		if s.dominated(f) {
+			continue
+		}
+		s.Fields = append(s.Fields, f)
+		if hasAuto {
+			a, err := parseAuto(s, f, autoTag)
+			if err != nil {
+				return err
+			}
+			s.Auto = append(s.Auto, a)
+		}
+		if hasAudit {
+			a, err := parseAudit(s, f, auditTag)
+			if err != nil {
+				return err
+			}
+			s.Audit = append(s.Audit, a)
+		}
+	}
+	return nil
+}
+
+// dominated applies the driver's rule for a BSON name that appears twice:
+// the shallower field wins.
+func (s *Schema) dominated(f Field) bool {
+	for i := range s.Fields {
+		if s.Fields[i].BSON != f.BSON {
+			continue
+		}
+		if len(f.Index) < len(s.Fields[i].Index) {
+			s.Fields = append(s.Fields[:i], s.Fields[i+1:]...)
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// check validates the schema as a whole, after every field was parsed.
+func (s *Schema) check() error {
+	var autos []AutoField
+	for _, a := range s.Auto {
+		if !s.has(a.Field) {
+			continue // shadowed by a shallower field of the same name
+		}
+		autos = append(autos, a)
+	}
+	s.Auto = autos
+	for i := range s.Fields {
+		if s.Fields[i].BSON == "_id" {
+			s.ID = &s.Fields[i]
+		}
+	}
+	seqs := map[string]*AutoField{}
+	for i := range s.Auto {
+		a := &s.Auto[i]
+		switch a.Kind {
+		case Version:
+			if s.Version != nil {
+				return s.tagErr(a.Name, a.Tag, "a second version field (the first is "+s.Version.Name+")")
+			}
+			s.Version = a
+		case Inc:
+			if prev, ok := seqs[a.Seq]; ok && (prev.Start != a.Start || prev.Batch != a.Batch) {
+				return s.tagErr(a.Name, a.Tag, fmt.Sprintf("sequence %q is also used by field %s with other start or batch options", a.Seq, prev.Name))
+			}
+			seqs[a.Seq] = a
+		}
+	}
+	if len(s.Auto) > 64 {
+		return fmt.Errorf("model: type %v has %d auto fields; at most 64 are supported: %w", s.Type, len(s.Auto), ErrInvalidTag)
+	}
+	return nil
+}
+
+func (s *Schema) has(f Field) bool {
+	for _, g := range s.Fields {
+		if g.BSON == f.BSON && slices.Equal(g.Index, f.Index) {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldByBSON returns the field stored under key, or nil.
+func (s *Schema) FieldByBSON(key string) *Field {
+	for i := range s.Fields {
+		if s.Fields[i].BSON == key {
+			return &s.Fields[i]
+		}
+	}
+	return nil
+}
+
+// ZeroAuto returns a bit mask of the auto fields (by position in Auto) that
+// are zero in the model m, a pointer of type s.Type. Repositories take it
+// before a write so that a retried write can reset exactly the keys that
+// were filled in for it.
+func (s *Schema) ZeroAuto(m reflect.Value) uint64 {
+	v := m.Elem()
+	var mask uint64
+	for i := range s.Auto {
+		if s.Auto[i].Value(v).IsZero() {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// ResetAuto sets to zero the auto fields of m named by mask.
+func (s *Schema) ResetAuto(m reflect.Value, mask uint64) {
+	v := m.Elem()
+	for i := range s.Auto {
+		if mask&(1<<i) != 0 {
+			f := s.Auto[i].Value(v)
+			f.SetZero()
+		}
+	}
+}
