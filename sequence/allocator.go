@@ -1,0 +1,314 @@
+// Package sequence hands out unique, increasing numbers from counters kept
+// in MongoDB, in blocks, so that a number costs no round trip.
+//
+// Each sequence has a counter document {_id: name, seq: last} in the
+// counters collection. A process reserves a block of numbers with one write
+// and hands them out in-process with one atomic add each; when a tenth of a
+// block is left it fetches the next block in the background, so callers do
+// not wait at block boundaries. The block size adapts to the rate of use,
+// between the configured batch and the maximum.
+//
+// Guarantees: numbers are unique across goroutines, processes and crashes;
+// increasing within a process; not in strict order across processes unless
+// the batch is 1. A process that dies loses at most the numbers it had
+// reserved and not handed out, which is at most one block.
+//
+// Counter writes never join the caller's session or transaction, and use
+// write concern majority by default, so an aborted transaction or a
+// failover cannot hand out a number twice. On servers whose findAndModify
+// is not atomic (FerretDB 1.x) blocks are settled by unique claim
+// documents instead; see Strategy.
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+	"go.mongodb.org/mongo-driver/mongo/readpref"
+	"go.mongodb.org/mongo-driver/mongo/writeconcern"
+)
+
+// Errors returned, wrapped, by the allocator.
+var (
+	// ErrInvalidArgument is a bad name, option or argument.
+	ErrInvalidArgument = errors.New("sequence: invalid argument")
+	// ErrConflict is a sequence configured twice with other options.
+	ErrConflict = errors.New("sequence: conflicting configuration")
+	// ErrOverflow is a number that does not fit where it must go.
+	ErrOverflow = errors.New("sequence: overflow")
+	// ErrBelowData is a SetNext below the collection's maximum, refused
+	// because it would hand out numbers that are already used.
+	ErrBelowData = errors.New("sequence: refused below the data's maximum")
+	// ErrUnsupported is an operation the strategy in use cannot do.
+	ErrUnsupported = errors.New("sequence: unsupported")
+)
+
+// Strategy is how a block is reserved on the server.
+type Strategy uint8
+
+const (
+	// Detect asks the server: FerretDB (buildInfo has ferretdbVersion) gets
+	// Claim, anything else Atomic. It is the default.
+	Detect Strategy = iota
+	// Atomic reserves a block with one findOneAndUpdate {$inc: {seq: n}},
+	// which MongoDB applies atomically.
+	Atomic
+	// Claim reserves a block by inserting a claim document whose unique
+	// _id is the sequence name and the block's first number, in the
+	// collection "<counters>.claims". The server's unique-key check picks
+	// one winner per block even where findAndModify is not atomic.
+	Claim
+)
+
+// String returns the strategy's name.
+func (s Strategy) String() string {
+	switch s {
+	case Detect:
+		return "detect"
+	case Atomic:
+		return "atomic"
+	case Claim:
+		return "claim"
+	}
+	return fmt.Sprintf("Strategy(%d)", uint8(s))
+}
+
+// Option configures an Allocator.
+type Option func(*config)
+
+type config struct {
+	collection string
+	wc         *writeconcern.WriteConcern
+	strategy   Strategy
+	batch      int64
+	maxFactor  int64
+	timeout    time.Duration
+	logger     *slog.Logger
+}
+
+// WithCollection sets the counters collection; the default is "counters".
+func WithCollection(name string) Option { return func(c *config) { c.collection = name } }
+
+// WithWriteConcern sets the counter writes' write concern; the default is
+// majority. A w:1 counter write can be rolled back by a failover and its
+// numbers handed out again.
+func WithWriteConcern(wc *writeconcern.WriteConcern) Option { return func(c *config) { c.wc = wc } }
+
+// WithStrategy forces a strategy instead of detecting it.
+func WithStrategy(s Strategy) Option { return func(c *config) { c.strategy = s } }
+
+// WithBatch sets the default block size of sequences that set none; the
+// default is 100.
+func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
+
+// WithMaxGrowth sets how far a block may grow when numbers are used fast:
+// up to factor × the sequence's batch. The default is 16; 1 turns
+// adaptation off. A crashed process loses at most one block, so this also
+// bounds that gap.
+func WithMaxGrowth(factor int64) Option { return func(c *config) { c.maxFactor = factor } }
+
+// WithTimeout bounds each counter round trip, which runs detached from the
+// caller's context; the default is 30s.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithLogger sets the logger for background failures; the default is
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// Allocator hands out numbers for any number of named sequences stored in
+// one counters collection. It is safe for concurrent use.
+type Allocator struct {
+	cfg        config
+	db         *mongo.Database
+	counters   *mongo.Collection
+	claims     *mongo.Collection
+	seqs       sync.Map // name -> *Sequence
+	mu         sync.Mutex
+	store      atomic.Pointer[storeBox]
+	roundTrips atomic.Int64
+	hintWrites atomic.Int64
+}
+
+type storeBox struct{ s store }
+
+// New returns an allocator over db. It does no I/O; the strategy is
+// detected at the first reservation.
+func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
+	if db == nil {
+		return nil, fmt.Errorf("sequence: New: nil database: %w", ErrInvalidArgument)
+	}
+	c := config{collection: "counters", wc: writeconcern.Majority(), batch: 100, maxFactor: 16, timeout: 30 * time.Second}
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.collection == "" || strings.ContainsAny(c.collection, "$\x00"):
+		return nil, fmt.Errorf("sequence: WithCollection(%q): not a collection name: %w", c.collection, ErrInvalidArgument)
+	case c.batch < 1:
+		return nil, fmt.Errorf("sequence: WithBatch(%d): want ≥ 1: %w", c.batch, ErrInvalidArgument)
+	case c.maxFactor < 1:
+		return nil, fmt.Errorf("sequence: WithMaxGrowth(%d): want ≥ 1: %w", c.maxFactor, ErrInvalidArgument)
+	case c.timeout <= 0:
+		return nil, fmt.Errorf("sequence: WithTimeout(%v): want > 0: %w", c.timeout, ErrInvalidArgument)
+	case c.strategy > Claim:
+		return nil, fmt.Errorf("sequence: WithStrategy(%v): unknown strategy: %w", c.strategy, ErrInvalidArgument)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	copts := options.Collection().SetReadPreference(readpref.Primary())
+	if c.wc != nil {
+		copts.SetWriteConcern(c.wc)
+	}
+	a := &Allocator{cfg: c, db: db}
+	a.counters = db.Collection(c.collection, copts)
+	a.claims = db.Collection(c.collection+".claims", copts)
+	return a, nil
+}
+
+// Collection returns the counters collection.
+func (a *Allocator) Collection() *mongo.Collection { return a.counters }
+
+// RoundTrips returns the number of counter round trips made so far that a
+// reservation waited for. The Claim strategy also raises its hint in the
+// background once per block; HintWrites counts those.
+func (a *Allocator) RoundTrips() int64 { return a.roundTrips.Load() }
+
+// HintWrites returns the number of background hint updates (Claim only).
+func (a *Allocator) HintWrites() int64 { return a.hintWrites.Load() }
+
+// SeqOption configures one sequence.
+type SeqOption func(*seqConfig)
+
+type seqConfig struct {
+	start, batch int64
+	err          error
+}
+
+// Start sets the sequence's first number, at least 1; the default is 1.
+func Start(n int64) SeqOption {
+	return func(c *seqConfig) {
+		if n < 1 {
+			c.err = fmt.Errorf("Start(%d): want ≥ 1, since 0 means unset: %w", n, ErrInvalidArgument)
+		}
+		c.start = n
+	}
+}
+
+// Batch sets the sequence's block size; the default is the allocator's.
+// Batch(1) reserves one number per round trip and caches none, which keeps
+// numbers in strict order across processes.
+func Batch(n int64) SeqOption {
+	return func(c *seqConfig) {
+		if n < 1 {
+			c.err = fmt.Errorf("Batch(%d): want ≥ 1: %w", n, ErrInvalidArgument)
+		}
+		c.batch = n
+	}
+}
+
+// Sequence returns the sequence called name, creating its in-process state
+// on first use. Asking again with other options is an ErrConflict; asking
+// with none returns it as configured.
+func (a *Allocator) Sequence(name string, opts ...SeqOption) (*Sequence, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	var c seqConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.err != nil {
+		return nil, fmt.Errorf("sequence %q: %w", name, c.err)
+	}
+	v, ok := a.seqs.Load(name)
+	if !ok {
+		n := c
+		if n.start == 0 {
+			n.start = 1
+		}
+		if n.batch == 0 {
+			n.batch = a.cfg.batch
+		}
+		v, _ = a.seqs.LoadOrStore(name, newSequence(a, name, n))
+	}
+	s := v.(*Sequence)
+	if (c.start != 0 && c.start != s.start) || (c.batch != 0 && c.batch != s.base) {
+		return nil, fmt.Errorf("sequence %q: asked for start %d batch %d, but it has start %d batch %d: %w",
+			name, c.start, c.batch, s.start, s.base, ErrConflict)
+	}
+	return s, nil
+}
+
+// Next returns the next number of the sequence called name, configured as
+// by Sequence(name).
+func (a *Allocator) Next(ctx context.Context, name string) (int64, error) {
+	s, err := a.Sequence(name)
+	if err != nil {
+		return 0, err
+	}
+	return s.Next(ctx)
+}
+
+func checkName(name string) error {
+	if name == "" || len(name) > 512 || strings.ContainsAny(name, "#\x00") {
+		return fmt.Errorf("sequence: name %q: want 1 to 512 bytes without '#' or NUL: %w", name, ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Strategy returns the strategy in use, detecting it if needed.
+func (a *Allocator) Strategy(ctx context.Context) (Strategy, error) {
+	s, err := a.getStore(ctx)
+	if err != nil {
+		return Detect, err
+	}
+	return s.kind(), nil
+}
+
+func (a *Allocator) getStore(ctx context.Context) (store, error) {
+	if b := a.store.Load(); b != nil {
+		return b.s, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b := a.store.Load(); b != nil {
+		return b.s, nil
+	}
+	kind := a.cfg.strategy
+	if kind == Detect {
+		var info bson.M
+		a.roundTrips.Add(1)
+		if err := a.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+			return nil, fmt.Errorf("sequence: detecting the server with buildInfo: %w", err)
+		}
+		kind = Atomic
+		if _, ok := info["ferretdbVersion"]; ok {
+			kind = Claim
+		}
+	}
+	var s store
+	if kind == Claim {
+		s = &claimStore{a: a}
+	} else {
+		s = &atomicStore{a: a}
+	}
+	a.store.Store(&storeBox{s})
+	return s, nil
+}
+
+// detach returns a context without the caller's values, so that no session
+// or transaction is carried into counter writes, and with the allocator's
+// timeout.
+func (a *Allocator) detach() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), a.cfg.timeout)
+}

@@ -1,0 +1,310 @@
+package sequence_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmevents/mgmevents/sequence"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// forEachStrategy runs f once per strategy. Atomic needs a server whose
+// findAndModify is atomic, which the embedded FerretDB is not.
+func forEachStrategy(t *testing.T, f func(t *testing.T, st sequence.Strategy)) {
+	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
+		t.Run(st.String(), func(t *testing.T) {
+			if st == sequence.Atomic {
+				srv.Require(t, "atomic-findandmodify")
+			}
+			f(t, st)
+		})
+	}
+}
+
+func newAlloc(t testing.TB, db *mongo.Database, opts ...sequence.Option) *sequence.Allocator {
+	t.Helper()
+	a, err := sequence.New(db, opts...)
+	require.NoError(t, err)
+	return a
+}
+
+func requireDistinct(t *testing.T, nums []int64, want int) {
+	t.Helper()
+	require.Len(t, nums, want)
+	s := slices.Clone(nums)
+	slices.Sort(s)
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			t.Fatalf("number %d handed out twice", s[i])
+		}
+	}
+}
+
+func TestDetectsStrategy(t *testing.T) {
+	a := newAlloc(t, srv.Database(t))
+	st, err := a.Strategy(context.Background())
+	require.NoError(t, err)
+	if srv.Info().FerretDB != "" {
+		assert.Equal(t, sequence.Claim, st, "FerretDB's findAndModify is not atomic")
+	} else {
+		assert.Equal(t, sequence.Atomic, st)
+	}
+}
+
+func TestNextIsIncreasingFromStart(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithMaxGrowth(1))
+		s, err := a.Sequence("orders", sequence.Start(1000), sequence.Batch(7))
+		require.NoError(t, err)
+		for i := range int64(50) {
+			v, err := s.Next(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1000+i, v, "one process alone gets consecutive numbers")
+		}
+		// A first block of 7, then blocks of 6: the prefetch, issued with
+		// one number left, takes 7-1 so that at most one block is ever
+		// reserved ahead. 50 numbers: 1 + 8 blocks, plus the first use's
+		// read of the shared hint (Claim) or its failed $inc (Atomic).
+		assert.LessOrEqual(t, a.RoundTrips(), int64(10))
+		cur, err := s.Current(ctx)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, cur, int64(1049))
+		assert.LessOrEqual(t, cur, int64(1049+7), "at most one block is reserved ahead")
+	})
+}
+
+func TestConfigErrors(t *testing.T) {
+	db := srv.Database(t)
+	_, err := sequence.New(nil)
+	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
+	_, err = sequence.New(db, sequence.WithBatch(0))
+	assert.ErrorContains(t, err, "WithBatch(0)")
+	a := newAlloc(t, db)
+	_, err = a.Sequence("")
+	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
+	_, err = a.Sequence("a#b")
+	assert.ErrorContains(t, err, "'#'")
+	_, err = a.Sequence("x", sequence.Start(0))
+	assert.ErrorContains(t, err, "Start(0)")
+	_, err = a.Sequence("x", sequence.Batch(5))
+	require.NoError(t, err)
+	_, err = a.Sequence("x", sequence.Batch(6))
+	assert.ErrorIs(t, err, sequence.ErrConflict)
+	s, err := a.Sequence("x")
+	require.NoError(t, err, "no options: the existing configuration")
+	assert.Equal(t, int64(5), s.Batch())
+}
+
+// TestConcurrentAllocators has several allocators, each with its own client
+// as a process would have, and many goroutines each, race on one fresh
+// sequence: the first-use race and block contention at once.
+func TestConcurrentAllocators(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		const allocs, goroutines, each = 4, 8, 400
+		db := srv.Database(t)
+		var mu sync.Mutex
+		var all []int64
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range allocs {
+			client, err := srv.Client(context.Background())
+			require.NoError(t, err)
+			t.Cleanup(func() { client.Disconnect(context.Background()) })
+			a := newAlloc(t, client.Database(db.Name()), sequence.WithStrategy(st), sequence.WithBatch(20))
+			for range goroutines {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					got := make([]int64, 0, each)
+					for range each {
+						v, err := a.Next(context.Background(), "shared")
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						got = append(got, v)
+					}
+					mu.Lock()
+					all = append(all, got...)
+					mu.Unlock()
+				}()
+			}
+		}
+		close(start)
+		wg.Wait()
+		requireDistinct(t, all, allocs*goroutines*each)
+	})
+}
+
+// TestFirstUseRace has many allocators take their very first number of a
+// new sequence at the same moment, with blocks of one: every racing creator
+// but one hits a duplicate key, which must be retried, never returned.
+func TestFirstUseRace(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		const n = 24
+		db := srv.Database(t)
+		got := make([]int64, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			a := newAlloc(t, db, sequence.WithStrategy(st))
+			s, err := a.Sequence("fresh", sequence.Batch(1))
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				got[i], errs[i] = s.Next(context.Background())
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		slices.Sort(got)
+		want := make([]int64, n)
+		for i := range want {
+			want[i] = int64(i + 1)
+		}
+		assert.Equal(t, want, got, "batch=1 hands out 1..n with no gap and no repeat")
+	})
+}
+
+func TestNextNTakesOneRoundTrip(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithBatch(50))
+		s, err := a.Sequence("bulk")
+		require.NoError(t, err)
+		_, err = s.Next(ctx) // first use: detection and counter creation
+		require.NoError(t, err)
+		time.Sleep(50 * time.Millisecond) // let the prefetch, if any, land
+		before := a.RoundTrips()
+		dst := make([]int64, 1000)
+		require.NoError(t, s.NextN(ctx, dst))
+		assert.Equal(t, int64(1), a.RoundTrips()-before, "1000 numbers, one counter round trip")
+		assert.True(t, slices.IsSorted(dst))
+		requireDistinct(t, dst, 1000)
+	})
+}
+
+func TestOverflow(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st))
+		s, err := a.Sequence("big", sequence.Start(math.MaxInt64-3), sequence.Batch(10))
+		require.NoError(t, err)
+		_, err = s.Next(ctx)
+		assert.ErrorIs(t, err, sequence.ErrOverflow)
+		cur, err := s.Current(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(math.MaxInt64-4), cur, "nothing was reserved")
+	})
+}
+
+func TestAdminSetNextAndInitFromData(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		db := srv.Database(t)
+		a := newAlloc(t, db, sequence.WithStrategy(st), sequence.WithBatch(10))
+		s, err := a.Sequence("admin")
+		require.NoError(t, err)
+		v, err := s.Next(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), v)
+
+		require.NoError(t, s.SetNext(ctx, 500))
+		v, err = s.Next(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(500), v, "cached numbers are dropped")
+
+		err = s.SetNext(ctx, 100)
+		assert.ErrorIs(t, err, sequence.ErrBelowData, "below the counter")
+
+		data := db.Collection("items")
+		_, err = data.InsertMany(ctx, []any{bson.M{"n": 900}, bson.M{"n": 2000}, bson.M{"n": "text"}})
+		require.NoError(t, err)
+		err = s.SetNext(ctx, 1500, sequence.CheckData(data, "n"))
+		assert.ErrorIs(t, err, sequence.ErrBelowData)
+		assert.ErrorContains(t, err, "items.n already holds 2000")
+
+		next, err := s.InitFromData(ctx, data, "n")
+		require.NoError(t, err)
+		assert.Equal(t, int64(2001), next)
+		v, err = s.Next(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2001), v)
+
+		// A second allocator, as another process, continues past it.
+		b := newAlloc(t, db, sequence.WithStrategy(st))
+		w, err := b.Next(ctx, "admin")
+		require.NoError(t, err)
+		assert.Greater(t, w, int64(2001))
+	})
+}
+
+func TestWaitHonoursContext(t *testing.T) {
+	a := newAlloc(t, srv.Database(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := a.Next(ctx, "cancelled")
+	assert.True(t, errors.Is(err, context.Canceled), "got %v", err)
+}
+
+func TestWarmNextDoesNotAllocate(t *testing.T) {
+	ctx := context.Background()
+	a := newAlloc(t, srv.Database(t), sequence.WithBatch(100000), sequence.WithMaxGrowth(1))
+	s, err := a.Sequence("warm")
+	require.NoError(t, err)
+	_, err = s.Next(ctx)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := s.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestCounterIgnoresTransaction takes a number inside a transaction that is
+// then aborted: the counter must not roll back, or the numbers cached from
+// it would be handed out again.
+func TestCounterIgnoresTransaction(t *testing.T) {
+	srv.Require(t, "transactions")
+	ctx := context.Background()
+	db := srv.Database(t)
+	a := newAlloc(t, db, sequence.WithBatch(5))
+	s, err := a.Sequence("tx")
+	require.NoError(t, err)
+	sess, err := db.Client().StartSession()
+	require.NoError(t, err)
+	defer sess.EndSession(ctx)
+	var inTx int64
+	err = mongo.WithSession(ctx, sess, func(sc mongo.SessionContext) error {
+		require.NoError(t, sess.StartTransaction())
+		_, err := db.Collection("business").InsertOne(sc, bson.M{"x": 1})
+		require.NoError(t, err)
+		inTx, err = s.Next(sc)
+		require.NoError(t, err)
+		return sess.AbortTransaction(sc)
+	})
+	require.NoError(t, err)
+	cur, err := s.Current(ctx)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, cur, inTx, "the counter kept the block taken inside the aborted transaction")
+	n, err := db.Collection("business").CountDocuments(ctx, bson.M{})
+	require.NoError(t, err)
+	assert.Zero(t, n, "the business write was rolled back")
+}
