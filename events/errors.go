@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 )
 
 // ErrAborted matches, through errors.Is, every *ListenerError of a Before*
@@ -30,14 +31,31 @@ func newListenerError(e *Event, err error) *ListenerError {
 	return &ListenerError{Type: e.Type, Op: e.Op, Collection: e.Collection, ModelType: e.ModelType, Err: err}
 }
 
-// Error says which event's listener failed, and why.
+// Error says which event's listener failed, in which operation, and why:
+// "events: BeforeSave listener aborted Insert of *main.User in collection
+// "users": cause".
 func (e *ListenerError) Error() string {
-	what := "aborted"
-	if !e.Type.Before() {
-		what = "failed after the write"
+	var b strings.Builder
+	b.WriteString("events: " + e.Type.String() + " listener ")
+	if e.Type.Before() {
+		b.WriteString("aborted")
+	} else {
+		b.WriteString("failed after")
 	}
-	return fmt.Sprintf("events: %s listener for %v in collection %q (%s) %s: %v",
-		e.Type, e.ModelType, e.Collection, e.Op, what, e.Err)
+	if e.Op != 0 {
+		b.WriteString(" " + e.Op.String())
+	}
+	if e.ModelType != nil {
+		b.WriteString(" of " + e.ModelType.String())
+	}
+	if e.Collection != "" {
+		fmt.Fprintf(&b, " in collection %q", e.Collection)
+	}
+	if !e.Type.Before() {
+		b.WriteString(" (the write was done)")
+	}
+	b.WriteString(": " + e.Err.Error())
+	return b.String()
 }
 
 // Unwrap returns the listener's error.

@@ -1,0 +1,177 @@
+// Package repo provides typed repositories over mgm collections that
+// publish the lifecycle events of package events around every operation,
+// bulk writes and reads included, while mgm's own model hooks keep firing.
+//
+// Event order, per model:
+//
+//	Insert, Save (new)   Creating, Saving, BeforeConvert, BeforeSave, write, AfterSave, Created, Saved
+//	Save (existing)      Updating, Saving, BeforeConvert, BeforeSave, replace, AfterSave, Updated, Saved
+//	Update               Updating, Saving, BeforeConvert, BeforeSave, $set, AfterSave, Updated, Saved
+//	InsertMany           the Insert sequence up to BeforeSave for each model, one write, then the rest
+//	FindByID, FindOne,   AfterLoad, decode, AfterConvert, for each document as it is read
+//	Find, Iter, All
+//	Delete               Deleting, BeforeDelete, delete, AfterDelete, Deleted
+//	DeleteMany           BeforeDelete, delete, AfterDelete
+//
+// An error from a hook or a Before* listener aborts the operation before
+// anything is written. An After* error is returned after the write has
+// happened.
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// Errors returned, wrapped, by repositories.
+var (
+	// ErrNotConfigured: mgm.SetDefaultConfig was not called and no
+	// WithDatabase option was given.
+	ErrNotConfigured = errors.New("repo: mgm is not configured; call mgm.SetDefaultConfig or pass repo.WithDatabase")
+	// ErrNilModel: a nil model, or nil filter where one is required.
+	ErrNilModel = errors.New("repo: nil model")
+	// ErrInvalidArgument: an argument the repository cannot use.
+	ErrInvalidArgument = errors.New("repo: invalid argument")
+	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
+	ErrNotFound = mongo.ErrNoDocuments
+	// ErrVersionConflict: the document's version changed since the model
+	// was read (optimistic locking); nothing was written.
+	ErrVersionConflict = errors.New("repo: version conflict: the document was changed by someone else")
+)
+
+// Option configures a repository.
+type Option func(*config)
+
+type config struct {
+	db       *mongo.Database
+	registry *bsoncodec.Registry
+	noEvents bool
+	retries  int
+}
+
+// WithDatabase uses db instead of mgm's default database.
+func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = db } }
+
+// WithRegistry encodes and decodes models with r instead of
+// model.Registry() (the driver's defaults plus UUIDs as subtype 4).
+func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
+
+// WithoutEvents makes the repository publish no events at all (Spring's
+// setEntityLifecycleEventsEnabled(false)); mgm's hooks still run. For one
+// call instead, use events.WithoutEvents(ctx).
+func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
+
+// WithWriteRetries sets how many times a write that failed on a duplicate
+// key is retried after a listener repaired the cause (see
+// events.WriteErrorHandler). The default is 3.
+func WithWriteRetries(n int) Option { return func(c *config) { c.retries = n } }
+
+// Repository stores models of type T, a pointer to a struct that implements
+// mgm.Model, in T's mgm collection. It is safe for concurrent use.
+type Repository[T mgm.Model] struct {
+	bus    *events.Bus
+	coll   *mgm.Collection
+	schema *model.Schema
+	reg    *bsoncodec.Registry
+	events bool
+	retry  int
+}
+
+// New returns the repository for T. It parses and validates T's tags now,
+// lets the bus's listeners prepare for T (AutoKeys checks its sequences),
+// and fails on any mistake rather than at the first write. bus may be nil
+// for no events.
+func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
+	s, err := model.For[T]()
+	if err != nil {
+		return nil, fmt.Errorf("repo.New[%v]: %w", reflect.TypeFor[T](), err)
+	}
+	c := config{retries: 3}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.retries < 0 {
+		return nil, fmt.Errorf("repo.New[%v]: WithWriteRetries(%d): want ≥ 0: %w", s.Type, c.retries, ErrInvalidArgument)
+	}
+	if c.registry == nil {
+		c.registry = defaultRegistry
+	}
+	var coll *mgm.Collection
+	if c.db != nil {
+		coll = mgm.NewCollection(c.db, s.Collection)
+	} else {
+		if _, _, _, err := mgm.DefaultConfigs(); err != nil {
+			return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, ErrNotConfigured)
+		}
+		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model))
+	}
+	if err := bus.Prepare(s.Type); err != nil {
+		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+	}
+	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents && bus != nil, retry: c.retries}, nil
+}
+
+var defaultRegistry = model.Registry()
+
+// Collection returns the mgm collection the repository uses.
+func (r *Repository[T]) Collection() *mgm.Collection { return r.coll }
+
+// Schema returns T's parsed metadata.
+func (r *Repository[T]) Schema() *model.Schema { return r.schema }
+
+// event returns a new event for one operation, or nil when no event is to
+// be published: events off for the repository or ctx, or no listener.
+func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
+	if !r.events || r.bus.Len() == 0 || !events.Enabled(ctx) {
+		return nil
+	}
+	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type}
+}
+
+// publish publishes e as type t; a nil e publishes nothing.
+func (r *Repository[T]) publish(ctx context.Context, e *events.Event, t events.Type) error {
+	if e == nil {
+		return nil
+	}
+	e.Type = t
+	return r.bus.Publish(ctx, e)
+}
+
+// check returns m's value, or an error for a nil model.
+func (r *Repository[T]) check(m T, method string) (reflect.Value, error) {
+	v := reflect.ValueOf(m)
+	if !v.IsValid() || v.IsNil() {
+		return v, fmt.Errorf("repo %s: %s(nil %v): %w", r.coll.Name(), method, r.schema.Type, ErrNilModel)
+	}
+	return v, nil
+}
+
+// wrap says which operation on which collection failed.
+func (r *Repository[T]) wrap(method string, err error) error {
+	var le *events.ListenerError
+	if errors.As(err, &le) {
+		return err // it names the event, collection and model already
+	}
+	return fmt.Errorf("repo %s: %s: %w", r.coll.Name(), method, err)
+}
+
+func (r *Repository[T]) encode(m T) (bson.Raw, error) {
+	b, err := bson.MarshalWithRegistry(r.reg, m)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %v: %w", r.schema.Type, err)
+	}
+	return b, nil
+}
+
+func (r *Repository[T]) newModel() T {
+	return reflect.New(r.schema.Struct).Interface().(T)
+}

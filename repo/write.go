@@ -1,0 +1,362 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Insert inserts m. A model whose ID is a zero ObjectID gets a new one
+// before conversion, so BeforeSave and AfterSave see the document with its
+// _id; the ID is set back to zero if the write fails.
+func (r *Repository[T]) Insert(ctx context.Context, m T) error {
+	mv, err := r.check(m, "Insert")
+	if err != nil {
+		return err
+	}
+	return r.writeOne(ctx, m, mv, events.OpInsert, "Insert")
+}
+
+// Save inserts m when it has no ID (or, for a versioned model, version 0),
+// and otherwise replaces the stored document with it, inserting it if it is
+// missing. With an `auto:"version"` field the replace is filtered on the
+// version read, and a concurrent change gives ErrVersionConflict.
+func (r *Repository[T]) Save(ctx context.Context, m T) error {
+	mv, err := r.check(m, "Save")
+	if err != nil {
+		return err
+	}
+	if isZeroID(m.GetID()) || (r.schema.Version != nil && r.schema.Version.Value(mv.Elem()).IsZero()) {
+		return r.writeOne(ctx, m, mv, events.OpInsert, "Save")
+	}
+	return r.writeOne(ctx, m, mv, events.OpReplace, "Save")
+}
+
+// Update writes m's fields to the stored document with $set, as mgm's
+// Update does. It returns ErrNotFound when no document has m's ID, and
+// ErrVersionConflict when m is versioned and the stored version differs.
+func (r *Repository[T]) Update(ctx context.Context, m T) error {
+	mv, err := r.check(m, "Update")
+	if err != nil {
+		return err
+	}
+	if isZeroID(m.GetID()) {
+		return fmt.Errorf("repo %s: Update: %v has no ID: %w", r.coll.Name(), r.schema.Type, ErrInvalidArgument)
+	}
+	return r.writeOne(ctx, m, mv, events.OpUpdate, "Update")
+}
+
+// writeOne runs mgm's hooks, the events and the write for one model, and
+// retries a duplicate-key failure that a listener repaired.
+func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op events.Op, method string) error {
+	var err error
+	if op == events.OpInsert {
+		err = beforeCreate(ctx, m)
+	} else {
+		err = beforeUpdate(ctx, m)
+	}
+	if err != nil {
+		return r.wrap(method, fmt.Errorf("model hook: %w", err))
+	}
+	e := r.event(ctx, op)
+	if e != nil {
+		e.Model = m
+	}
+	zero := r.schema.ZeroAuto(mv)
+	var res *mongo.UpdateResult
+	for attempt := 0; ; attempt++ {
+		res, err = r.attempt(ctx, e, m, mv, op)
+		if err == nil {
+			break
+		}
+		retry, err := r.retryable(ctx, e, err, attempt)
+		if retry {
+			r.schema.ResetAuto(mv, zero)
+			continue
+		}
+		return r.wrap(method, err)
+	}
+	if err := r.publish(ctx, e, events.AfterSave); err != nil {
+		return err
+	}
+	if op == events.OpInsert {
+		err = afterCreate(ctx, m)
+	} else {
+		err = afterUpdate(ctx, m, res)
+	}
+	if err != nil {
+		return r.wrap(method, fmt.Errorf("model hook after the write: %w", err))
+	}
+	return nil
+}
+
+// retryable asks the listeners whether a duplicate key can be retried. It
+// returns the error to report when not.
+func (r *Repository[T]) retryable(ctx context.Context, e *events.Event, err error, attempt int) (bool, error) {
+	if e == nil || attempt >= r.retry || !mongo.IsDuplicateKeyError(err) {
+		return false, err
+	}
+	retry, herr := r.bus.HandleWriteError(ctx, e, err)
+	if herr != nil {
+		return false, fmt.Errorf("%w (and repairing it failed: %v)", err, herr)
+	}
+	return retry, err
+}
+
+// attempt runs BeforeConvert, encodes, runs BeforeSave and writes. On
+// failure it undoes what it set on the model (a generated ID, a version).
+func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (*mongo.UpdateResult, error) {
+	doc, u, err := r.prepare(ctx, e, m, mv, op)
+	if err != nil {
+		return nil, err
+	}
+	var res *mongo.UpdateResult
+	switch op {
+	case events.OpInsert:
+		var ir *mongo.InsertOneResult
+		if ir, err = r.coll.InsertOne(ctx, doc); err == nil && u.id == nil {
+			err = setID(m, ir.InsertedID)
+		}
+	case events.OpReplace:
+		opts := options.Replace().SetUpsert(r.schema.Version == nil)
+		res, err = r.coll.ReplaceOne(ctx, u.filter, doc, opts)
+	case events.OpUpdate:
+		res, err = r.coll.UpdateOne(ctx, u.filter, bson.D{{Key: "$set", Value: doc}})
+	}
+	if err == nil && res != nil && res.MatchedCount == 0 && res.UpsertedCount == 0 {
+		err = r.missing(ctx, m.GetID())
+	}
+	if err != nil {
+		r.undo(&u, m, mv)
+		return nil, err
+	}
+	return res, nil
+}
+
+// missing tells a version conflict from a missing document.
+func (r *Repository[T]) missing(ctx context.Context, id any) error {
+	if r.schema.Version != nil {
+		n, err := r.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}, options.Count().SetLimit(1))
+		if err == nil && n > 0 {
+			return fmt.Errorf("%v %v: %w", r.schema.Type, id, ErrVersionConflict)
+		}
+	}
+	return fmt.Errorf("%v %v: %w", r.schema.Type, id, ErrNotFound)
+}
+
+// undo is what prepare changed on a model, to take back if the write fails.
+type undo struct {
+	id         any // the ObjectID generated, or nil
+	hadVersion bool
+	version    reflect.Value // the version field's value before the write
+	filter     bson.D
+}
+
+// undo takes back what prepare set on m.
+func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
+	if u.id != nil {
+		m.SetID(primitive.NilObjectID)
+	}
+	if u.hadVersion {
+		r.schema.Version.Value(mv.Elem()).Set(u.version)
+	}
+}
+
+// prepare publishes BeforeConvert, gives the model its ID and version,
+// encodes it once, and publishes BeforeSave. It returns the document to
+// write, as BeforeSave's listeners left it.
+func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (bson.Raw, undo, error) {
+	var u undo
+	if e != nil {
+		e.Document, e.Filter = nil, nil
+	}
+	if err := r.publish(ctx, e, events.BeforeConvert); err != nil {
+		return nil, u, err
+	}
+	if op == events.OpInsert {
+		if oid, ok := m.GetID().(primitive.ObjectID); ok && oid.IsZero() {
+			oid = primitive.NewObjectID()
+			m.SetID(oid)
+			u.id = oid
+		}
+	} else {
+		u.filter = bson.D{{Key: "_id", Value: m.GetID()}}
+	}
+	if vf := r.schema.Version; vf != nil {
+		f := vf.Value(mv.Elem())
+		u.hadVersion, u.version = true, reflect.New(f.Type()).Elem()
+		u.version.Set(f)
+		switch {
+		case op == events.OpInsert && f.IsZero():
+			setInt(f, 1)
+		case op != events.OpInsert:
+			old := intOf(f)
+			if uint64(old) >= vf.Max {
+				return nil, u, fmt.Errorf("version of %v overflows %v", r.schema.Type, f.Type())
+			}
+			u.filter = append(u.filter, bson.E{Key: vf.BSON, Value: old})
+			setInt(f, old+1)
+		}
+	}
+	doc, err := r.encode(m)
+	if err == nil && e != nil {
+		e.Document, e.Filter = doc, u.filter
+		if err = r.publish(ctx, e, events.BeforeSave); err == nil {
+			doc = e.Document
+		}
+	}
+	if err != nil {
+		r.undo(&u, m, mv)
+		return nil, undo{}, err
+	}
+	return doc, u, nil
+}
+
+func intOf(v reflect.Value) int64 {
+	if v.CanInt() {
+		return v.Int()
+	}
+	return int64(v.Uint())
+}
+
+func setInt(v reflect.Value, n int64) {
+	if v.CanInt() {
+		v.SetInt(n)
+	} else {
+		v.SetUint(uint64(n))
+	}
+}
+
+// setID gives m the ID the driver generated, turning a panic in the
+// model's SetID (mgm's IDField asserts an ObjectID) into an error.
+func setID(m mgm.Model, id any) (err error) {
+	if id == nil || reflect.DeepEqual(m.GetID(), id) {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("the document was written, but %T.SetID(%T) panicked: %v", m, id, v)
+		}
+	}()
+	m.SetID(id)
+	return nil
+}
+
+func isZeroID(id any) bool {
+	switch v := id.(type) {
+	case nil:
+		return true
+	case primitive.ObjectID:
+		return v.IsZero()
+	case string:
+		return v == ""
+	case int64:
+		return v == 0
+	}
+	rv := reflect.ValueOf(id)
+	return rv.IsZero() || (rv.Kind() == reflect.Pointer && rv.IsNil())
+}
+
+// InsertMany inserts ms with one driver InsertMany. mgm's Creating and
+// Saving hooks run for every model first, then BeforeConvert and BeforeSave
+// for each in turn (Event.Batch holds them all, so AutoKeys takes all its
+// numbers in one round trip); any error there aborts with nothing written.
+// After the write, AfterSave, Created and Saved run for each model. If the
+// write fails part way (the insert is ordered), the error says how many
+// models were written.
+func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	mvs := make([]reflect.Value, len(ms))
+	for i, m := range ms {
+		mv, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i))
+		if err != nil {
+			return err
+		}
+		mvs[i] = mv
+	}
+	for i, m := range ms {
+		if err := beforeCreate(ctx, m); err != nil {
+			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d]: %w", i, err))
+		}
+	}
+	e := r.event(ctx, events.OpInsertMany)
+	if e != nil {
+		e.Batch = make([]any, len(ms))
+		for i, m := range ms {
+			e.Batch[i] = m
+		}
+	}
+	zero := make([]uint64, len(ms))
+	for i := range ms {
+		zero[i] = r.schema.ZeroAuto(mvs[i])
+	}
+	undos := make([]undo, len(ms))
+	docs := make([]any, len(ms))
+	for from, attempt := 0, 0; ; attempt++ {
+		for i := from; i < len(ms); i++ {
+			if e != nil {
+				e.Model, e.Index = ms[i], i
+			}
+			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert)
+			if err != nil {
+				for j := from; j < i; j++ {
+					r.undo(&undos[j], ms[j], mvs[j])
+				}
+				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
+			}
+			docs[i], undos[i] = doc, u
+		}
+		_, err := r.coll.InsertMany(ctx, docs[from:])
+		if err == nil {
+			break
+		}
+		failed := from + firstFailed(err)
+		for j := failed; j < len(ms); j++ {
+			r.undo(&undos[j], ms[j], mvs[j])
+		}
+		if e != nil {
+			e.Model, e.Index, e.Document = ms[failed], failed, nil
+		}
+		retry, err := r.retryable(ctx, e, err, attempt)
+		if retry {
+			for j := failed; j < len(ms); j++ {
+				r.schema.ResetAuto(mvs[j], zero[j])
+			}
+			from = failed
+			continue
+		}
+		return r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
+	}
+	for i, m := range ms {
+		if e != nil {
+			e.Model, e.Index, e.Document = m, i, docs[i].(bson.Raw)
+			if err := r.publish(ctx, e, events.AfterSave); err != nil {
+				return err
+			}
+		}
+		if err := afterCreate(ctx, m); err != nil {
+			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d] after the write: %w", i, err))
+		}
+	}
+	return nil
+}
+
+// firstFailed returns the index of the first document an ordered
+// InsertMany did not write.
+func firstFailed(err error) int {
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
+		return bwe.WriteErrors[0].Index
+	}
+	return 0
+}
