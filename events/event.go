@@ -114,4 +114,8 @@ type Event struct {
 	Batch []any
 	// Index is Model's position in Batch.
 	Index int
+	// Unset has bit i set when the model's auto field i (model.Schema.Auto)
+	// was zero when the operation began, so a listener filled it in. A
+	// WriteErrorHandler uses it to repair only the keys it gave.
+	Unset uint64
 }

@@ -188,8 +188,11 @@ func parseAuto(s *Schema, f Field, tag string) (AutoField, error) {
 
 // setOption applies one key[=value] option; it returns a reason on error.
 func (a *AutoField) setOption(key, val string, hasVal bool) string {
-	valued := map[string]bool{"seq": true, "start": true, "batch": true, "format": true}
-	if valued[key] != hasVal {
+	valued, known := optionKinds[a.Kind][key]
+	if !known {
+		return fmt.Sprintf("unknown option %q for auto:%q", key, a.Kind.String())
+	}
+	if valued != hasVal {
 		if hasVal {
 			return fmt.Sprintf("option %q takes no value", key)
 		}
@@ -228,6 +231,13 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 		return fmt.Sprintf("unknown option %q for auto:%q", key, a.Kind.String())
 	}
 	return ""
+}
+
+// optionKinds lists each kind's options, and whether each takes a value.
+var optionKinds = map[Kind]map[string]bool{
+	Inc:     {"seq": true, "start": true, "batch": true, "format": true},
+	UUID:    {"v4": false, "v7": false, "compact": false},
+	Version: {},
 }
 
 // MaxBatch is the largest block size a tag may ask for.

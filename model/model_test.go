@@ -1,0 +1,324 @@
+package model_test
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+)
+
+type User struct {
+	mgm.DefaultModel `bson:",inline"`
+	UserID           string    `bson:"userId" auto:"uuid"`
+	LongID           int64     `bson:"longId" auto:"inc,batch=500"`
+	UserName         string    `bson:"userName"`
+	Version          int       `bson:"v" auto:"version"`
+	Created          time.Time `bson:"created" audit:"createdAt"`
+	Untagged         int
+}
+
+func TestSchemaOfUser(t *testing.T) {
+	s, err := model.For[*User]()
+	require.NoError(t, err)
+	assert.Equal(t, "users", s.Collection, "as mgm.CollName computes it")
+	require.NotNil(t, s.ID)
+	assert.Equal(t, "_id", s.ID.BSON)
+	assert.Equal(t, []int{0, 0, 0}, s.ID.Index, "through DefaultModel and IDField")
+	require.Len(t, s.Auto, 3)
+	assert.Equal(t, model.UUID, s.Auto[0].Kind)
+	assert.Equal(t, "users.longId", s.Auto[1].Seq, "default sequence name")
+	assert.Equal(t, int64(500), s.Auto[1].Batch)
+	assert.Equal(t, int64(1), s.Auto[1].Start)
+	require.NotNil(t, s.Version)
+	assert.Equal(t, "v", s.Version.BSON)
+	require.Len(t, s.Audit, 1)
+	assert.Equal(t, model.CreatedAt, s.Audit[0].Kind)
+	assert.NotNil(t, s.FieldByBSON("untagged"), "the driver's default key is the lower-cased name")
+	assert.NotNil(t, s.FieldByBSON("created_at"))
+
+	u := &User{UserID: "x"}
+	mask := s.ZeroAuto(reflect.ValueOf(u))
+	assert.Equal(t, uint64(0b110), mask, "longId and version are zero")
+	u.LongID, u.Version = 9, 3
+	s.ResetAuto(reflect.ValueOf(u), mask)
+	assert.Equal(t, "x", u.UserID)
+	assert.Zero(t, u.LongID)
+	assert.Zero(t, u.Version)
+}
+
+func TestSchemaIsCachedAndParsedOnce(t *testing.T) {
+	type Fresh struct {
+		mgm.DefaultModel `bson:",inline"`
+		N                int64 `bson:"n" auto:"inc"`
+	}
+	var wg sync.WaitGroup
+	got := make([]*model.Schema, 32)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := model.For[*Fresh]()
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = s
+		}()
+	}
+	wg.Wait()
+	for _, s := range got {
+		assert.Same(t, got[0], s, "concurrent first use shares one parse")
+	}
+}
+
+type withCollName struct {
+	mgm.DefaultModel `bson:",inline"`
+}
+
+func (*withCollName) CollectionName() string { return "custom" }
+
+func TestCollectionNameGetter(t *testing.T) {
+	s, err := model.For[*withCollName]()
+	require.NoError(t, err)
+	assert.Equal(t, "custom", s.Collection)
+}
+
+// Bad models, one mistake each.
+type (
+	incOnString struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                string `auto:"inc"`
+	}
+	incOnFloat struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                float64 `auto:"inc"`
+	}
+	unknownOpt struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `auto:"inc,step=2"`
+	}
+	unexported struct {
+		mgm.DefaultModel `bson:",inline"`
+		f                int64 `auto:"inc"`
+	}
+	both struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                string `auto:"uuid,inc"`
+	}
+	v4v7 struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                string `auto:"uuid,v4,v7"`
+	}
+	compactBytes struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                uuid.UUID `auto:"uuid,compact"`
+	}
+	startZero struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `auto:"inc,start=0"`
+	}
+	startTooBig struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int32 `auto:"inc,start=3000000000"`
+	}
+	dupOption struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `auto:"inc,batch=5,batch=6"`
+	}
+	badFormat struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                string `auto:"inc,format=ORD{date:2006-1-2}{seq:5}"`
+	}
+	formatOnInt struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `auto:"inc,format=X{seq:3}"`
+	}
+	skipped struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `bson:"-" auto:"inc"`
+	}
+	twoVersions struct {
+		mgm.DefaultModel `bson:",inline"`
+		A                int `auto:"version"`
+		B                int `auto:"version"`
+	}
+	seqConflict struct {
+		mgm.DefaultModel `bson:",inline"`
+		A                int64 `auto:"inc,seq=s,start=5"`
+		B                int64 `auto:"inc,seq=s,start=6"`
+	}
+	badAudit struct {
+		mgm.DefaultModel `bson:",inline"`
+		A                string `audit:"createdAt"`
+	}
+	notAModel struct{ N int }
+)
+
+func TestBadTags(t *testing.T) {
+	cases := []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[*incOnString](), "inc on a string field needs format="},
+		{reflect.TypeFor[*incOnFloat](), "inc needs an int, int32, int64, uint32 or uint64 field, not float64"},
+		{reflect.TypeFor[*unknownOpt](), `unknown option "step"`},
+		{reflect.TypeFor[*unexported](), "field f"},
+		{reflect.TypeFor[*both](), "uuid and inc on the same field"},
+		{reflect.TypeFor[*v4v7](), "v4 and v7 conflict"},
+		{reflect.TypeFor[*compactBytes](), "compact needs a string field"},
+		{reflect.TypeFor[*startZero](), "start=0: want a whole number ≥ 1"},
+		{reflect.TypeFor[*startTooBig](), "start=3000000000 does not fit in int32"},
+		{reflect.TypeFor[*dupOption](), `option "batch" given twice`},
+		{reflect.TypeFor[*badFormat](), "not of fixed width"},
+		{reflect.TypeFor[*formatOnInt](), "format= needs a string field"},
+		{reflect.TypeFor[*skipped](), `bson:"-"`},
+		{reflect.TypeFor[*twoVersions](), "a second version field"},
+		{reflect.TypeFor[*seqConflict](), `sequence "s" is also used by field A`},
+		{reflect.TypeFor[*badAudit](), "needs a time.Time"},
+	}
+	for _, c := range cases {
+		t.Run(c.typ.Elem().Name(), func(t *testing.T) {
+			_, err := model.Of(c.typ)
+			require.ErrorIs(t, err, model.ErrInvalidTag)
+			assert.ErrorContains(t, err, c.want)
+			assert.ErrorContains(t, err, c.typ.String(), "the error names the type")
+			var te *model.TagError
+			require.ErrorAs(t, err, &te)
+			assert.NotEmpty(t, te.Field)
+		})
+	}
+	_, err := model.Of(reflect.TypeFor[notAModel]())
+	assert.ErrorIs(t, err, model.ErrUnsupportedType)
+	_, err = model.Of(reflect.TypeFor[*notAModel]())
+	assert.ErrorContains(t, err, "does not implement mgm.Model")
+	_, err = model.Of(nil)
+	assert.ErrorIs(t, err, model.ErrUnsupportedType)
+}
+
+func TestParseAutoGoodTags(t *testing.T) {
+	a, err := model.ParseAuto("inc, seq=orders, start=1000, batch=1", reflect.TypeFor[uint32]())
+	require.NoError(t, err)
+	assert.Equal(t, "orders", a.Seq)
+	assert.Equal(t, int64(1000), a.Start)
+	assert.Equal(t, int64(1), a.Batch)
+	assert.Equal(t, uint64(1<<32-1), a.Max)
+	a, err = model.ParseAuto("uuid,v7,compact", reflect.TypeFor[string]())
+	require.NoError(t, err)
+	assert.True(t, a.V7 && a.Compact)
+	a, err = model.ParseAuto("inc,format=ORD{date:060102}{seq:5}", reflect.TypeFor[string]())
+	require.NoError(t, err)
+	assert.Equal(t, "ORD{date:060102}{seq:5}", a.Format.String())
+}
+
+func TestFormat(t *testing.T) {
+	f, err := model.ParseFormat("ORD{date:060102}{seq:5}")
+	require.NoError(t, err)
+	day := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("x", 13*3600))
+	p := f.Period(day)
+	assert.Equal(t, "261129", p, "periods are in UTC")
+	assert.Equal(t, "ORD26112900042", string(f.Append(nil, p, 42)))
+	assert.Equal(t, "ORD261129123456", string(f.Append(nil, p, 123456)), "wider numbers widen")
+
+	for _, bad := range []string{"ORD", "ORD{seq:0}", "ORD{seq:x}", "{date:}{seq:3}", "{date:abc}{seq:3}", "A}{seq:2}", "{date:2006{seq:2}", "X{seq:3}Y"} {
+		_, err := model.ParseFormat(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestUUIDCodec(t *testing.T) {
+	type doc struct {
+		U uuid.UUID  `bson:"u"`
+		P *uuid.UUID `bson:"p"`
+	}
+	u := uuid.New()
+	raw, err := bson.MarshalWithRegistry(model.Registry(), doc{U: u, P: &u})
+	require.NoError(t, err)
+	sub, data := bson.Raw(raw).Lookup("u").Binary()
+	assert.Equal(t, bson.TypeBinaryUUID, sub)
+	assert.Equal(t, u[:], data)
+	var back doc
+	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), raw, &back))
+	assert.Equal(t, u, back.U)
+	assert.Equal(t, u, *back.P)
+
+	// Subtype 0, as the driver's default wrote it, and strings read too.
+	old, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 0, Data: u[:]}})
+	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), old, &back))
+	assert.Equal(t, u, back.U)
+	str, _ := bson.Marshal(bson.M{"u": u.String()})
+	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), str, &back))
+	assert.Equal(t, u, back.U)
+	short, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 4, Data: []byte{1, 2}}})
+	assert.ErrorContains(t, bson.UnmarshalWithRegistry(model.Registry(), short, &back), "2 bytes")
+}
+
+// FuzzParseAuto: no tag, however malformed, panics the parser, and every
+// accepted tag is self-consistent.
+func FuzzParseAuto(f *testing.F) {
+	for _, seed := range []string{
+		"inc", "uuid", "version", "inc,seq=a,start=5,batch=10", "uuid,v7,compact",
+		"inc,format=ORD{date:060102}{seq:5}", "inc,format={seq:1}", "", ",", "inc,,",
+		"inc,start=", "inc,start=-1", "inc,batch=99999999999999999999", "uuid,v4,v7",
+		"inc,uuid", "inc,format=A{date:}{seq:3}", "inc,seq=#", "inc,format={date:15}{seq:19}",
+	} {
+		f.Add(seed)
+	}
+	types := []reflect.Type{
+		reflect.TypeFor[int64](), reflect.TypeFor[int32](), reflect.TypeFor[uint64](),
+		reflect.TypeFor[string](), reflect.TypeFor[uuid.UUID](), reflect.TypeFor[[16]byte](), reflect.TypeFor[float64](),
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		for _, typ := range types {
+			a, err := model.ParseAuto(tag, typ)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Field") {
+					t.Fatalf("error does not name the field: %v", err)
+				}
+				continue
+			}
+			switch a.Kind {
+			case model.Inc:
+				if a.Start < 1 || a.Batch < 0 || a.Batch > model.MaxBatch {
+					t.Fatalf("accepted %q with start %d batch %d", tag, a.Start, a.Batch)
+				}
+				if (a.Format != nil) != (typ.Kind() == reflect.String) {
+					t.Fatalf("accepted %q on %v", tag, typ)
+				}
+			case model.UUID:
+				if a.Compact && typ.Kind() != reflect.String {
+					t.Fatalf("accepted compact on %v", typ)
+				}
+			case model.Version:
+			default:
+				t.Fatalf("accepted %q with kind %v", tag, a.Kind)
+			}
+		}
+	})
+}
+
+func BenchmarkSchemaCached(b *testing.B) {
+	t := reflect.TypeFor[*User]()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := model.Of(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkZeroAuto(b *testing.B) {
+	s, _ := model.For[*User]()
+	v := reflect.ValueOf(&User{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.ZeroAuto(v)
+	}
+}
