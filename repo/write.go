@@ -66,11 +66,11 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 	if err != nil {
 		return r.wrap(method, fmt.Errorf("model hook: %w", err))
 	}
+	zero := r.schema.ZeroAuto(mv)
 	e := r.event(ctx, op)
 	if e != nil {
-		e.Model = m
+		e.Model, e.Unset = m, zero
 	}
-	zero := r.schema.ZeroAuto(mv)
 	var res *mongo.UpdateResult
 	for attempt := 0; ; attempt++ {
 		res, err = r.attempt(ctx, e, m, mv, op)
@@ -305,7 +305,7 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 	for from, attempt := 0, 0; ; attempt++ {
 		for i := from; i < len(ms); i++ {
 			if e != nil {
-				e.Model, e.Index = ms[i], i
+				e.Model, e.Index, e.Unset = ms[i], i, zero[i]
 			}
 			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert)
 			if err != nil {
@@ -325,7 +325,7 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 			r.undo(&undos[j], ms[j], mvs[j])
 		}
 		if e != nil {
-			e.Model, e.Index, e.Document = ms[failed], failed, nil
+			e.Model, e.Index, e.Document, e.Unset = ms[failed], failed, nil, zero[failed]
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
 		if retry {

@@ -200,6 +200,11 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 			b := &block{end: last + 1}
 			b.next.Store(last - n + 1)
 			b.trigger = b.end - max(1, (n+9)/10)
+			if n > s.size {
+				// A bulk shortfall: its caller takes it all at once, and
+				// prefetching after it would cost a round trip nobody asked for.
+				b.trigger = -1
+			}
 			s.pending = b
 		}
 		s.mu.Unlock()

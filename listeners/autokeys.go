@@ -1,0 +1,390 @@
+// Package listeners holds the built-in listeners: AutoKeys fills `auto`
+// fields, and the others (logging, validation, auditing) give Go what
+// Spring Data MongoDB ships. Register them on an events.Bus.
+package listeners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/sequence"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// AutoKeys fills the zero `auto:"inc"` and `auto:"uuid"` fields of a model
+// on BeforeConvert, and never touches fields that are set, so an update
+// keeps its keys. An InsertMany takes the numbers for all its models with
+// one counter round trip.
+//
+// On a type's first write it creates a unique index on each inc field
+// (WithoutIndexes opts out) and moves each counter past the largest value
+// already in the collection. When a write later fails on a duplicate key
+// because a counter is behind the data (a restored backup, a manual edit),
+// it moves the counter past the collection's maximum and asks the
+// repository to retry.
+type AutoKeys struct {
+	alloc   *sequence.Allocator
+	db      *mongo.Database
+	indexes bool
+	now     func() time.Time
+	logger  *slog.Logger
+	plans   sync.Map // reflect.Type -> *plan
+}
+
+// AutoKeysOption configures AutoKeys.
+type AutoKeysOption func(*AutoKeys) error
+
+// WithAllocator uses a instead of a new allocator over the database.
+func WithAllocator(a *sequence.Allocator) AutoKeysOption {
+	return func(k *AutoKeys) error {
+		if a == nil {
+			return fmt.Errorf("listeners: WithAllocator(nil): %w", sequence.ErrInvalidArgument)
+		}
+		k.alloc = a
+		return nil
+	}
+}
+
+// WithSequenceOptions configures the allocator NewAutoKeys creates.
+func WithSequenceOptions(opts ...sequence.Option) AutoKeysOption {
+	return func(k *AutoKeys) error {
+		a, err := sequence.New(k.db, opts...)
+		k.alloc = a
+		return err
+	}
+}
+
+// WithoutIndexes stops AutoKeys from creating unique indexes on inc fields.
+func WithoutIndexes() AutoKeysOption { return func(k *AutoKeys) error { k.indexes = false; return nil } }
+
+// WithClock sets the clock that dates order numbers; the default is
+// time.Now.
+func WithClock(now func() time.Time) AutoKeysOption {
+	return func(k *AutoKeys) error { k.now = now; return nil }
+}
+
+// WithAutoKeysLogger sets the logger for index problems; the default is
+// slog.Default().
+func WithAutoKeysLogger(l *slog.Logger) AutoKeysOption {
+	return func(k *AutoKeys) error { k.logger = l; return nil }
+}
+
+// NewAutoKeys returns the listener. db holds the counters collection and,
+// unless the repositories use another, the models' collections (for the
+// unique indexes and the self-healing queries).
+func NewAutoKeys(db *mongo.Database, opts ...AutoKeysOption) (*AutoKeys, error) {
+	if db == nil {
+		return nil, fmt.Errorf("listeners: NewAutoKeys(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
+	}
+	k := &AutoKeys{db: db, indexes: true, now: time.Now, logger: slog.Default()}
+	for _, o := range opts {
+		if err := o(k); err != nil {
+			return nil, err
+		}
+	}
+	if k.alloc == nil {
+		a, err := sequence.New(db)
+		if err != nil {
+			return nil, err
+		}
+		k.alloc = a
+	}
+	return k, nil
+}
+
+// Allocator returns the allocator AutoKeys takes numbers from.
+func (k *AutoKeys) Allocator() *sequence.Allocator { return k.alloc }
+
+// EventTypes tells the bus that AutoKeys handles BeforeConvert only.
+func (k *AutoKeys) EventTypes() []events.Type { return []events.Type{events.BeforeConvert} }
+
+type plan struct {
+	schema *model.Schema
+	coll   *mongo.Collection
+	fields []*fieldPlan
+
+	mu    sync.Mutex
+	ready bool // indexes made and counters checked against the data
+}
+
+type fieldPlan struct {
+	*model.AutoField
+	bit     uint64 // 1 << the field's index in Schema.Auto
+	seq     *sequence.Sequence // undated inc
+	opts    []sequence.SeqOption
+	periods sync.Map // dated inc: period -> *sequence.Sequence
+}
+
+// Prepare checks t's auto fields against the allocator: a sequence shared
+// with other options elsewhere is an error now, not at the first insert.
+func (k *AutoKeys) Prepare(t reflect.Type) error {
+	_, err := k.plan(t)
+	return err
+}
+
+func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
+	if p, ok := k.plans.Load(t); ok {
+		return p.(*plan), nil
+	}
+	s, err := model.Of(t)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{schema: s, coll: k.db.Collection(s.Collection)}
+	for i := range s.Auto {
+		a := &s.Auto[i]
+		if a.Kind != model.Inc && a.Kind != model.UUID {
+			continue
+		}
+		f := &fieldPlan{AutoField: a, bit: 1 << i}
+		if a.Kind == model.Inc {
+			f.opts = []sequence.SeqOption{sequence.Start(a.Start)}
+			if a.Batch > 0 {
+				f.opts = append(f.opts, sequence.Batch(a.Batch))
+			}
+			seq, err := k.alloc.Sequence(a.Seq, f.opts...)
+			if err != nil {
+				return nil, fmt.Errorf("listeners: %v field %s: %w", t, a.Name, err)
+			}
+			f.seq = seq
+		}
+		p.fields = append(p.fields, f)
+	}
+	v, _ := k.plans.LoadOrStore(t, p)
+	return v.(*plan), nil
+}
+
+// HandleEvent fills the zero auto fields of e.Model, or, in an InsertMany,
+// of every model from e.Model to the end of the batch.
+func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
+	if e.Type != events.BeforeConvert || e.Model == nil {
+		return nil
+	}
+	p, err := k.plan(e.ModelType)
+	if err != nil || len(p.fields) == 0 {
+		return err
+	}
+	if err := k.ensure(ctx, p); err != nil {
+		return err
+	}
+	models := e.Batch
+	if models == nil {
+		models = []any{e.Model}
+	} else {
+		models = models[e.Index:]
+	}
+	for i := range p.fields {
+		if err := k.fill(ctx, p, p.fields[i], models); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill sets field f in every model of models where it is zero.
+func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any) error {
+	var targets []reflect.Value
+	for _, m := range models {
+		fv := f.Value(reflect.ValueOf(m).Elem())
+		if fv.IsZero() {
+			targets = append(targets, fv)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	if f.Kind == model.UUID {
+		for _, fv := range targets {
+			if err := setUUID(fv, f.AutoField); err != nil {
+				return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+			}
+		}
+		return nil
+	}
+	seq, period, err := k.sequenceFor(f)
+	if err != nil {
+		return err
+	}
+	nums := make([]int64, len(targets))
+	if len(nums) == 1 {
+		nums[0], err = seq.Next(ctx)
+	} else {
+		err = seq.NextN(ctx, nums)
+	}
+	if err != nil {
+		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+	}
+	for i, fv := range targets {
+		n := nums[i]
+		switch {
+		case f.Format != nil:
+			fv.SetString(string(f.Format.Append(nil, period, n)))
+		case uint64(n) > f.Max:
+			return fmt.Errorf("%v field %s: sequence %q reached %d, which does not fit in %v: %w",
+				p.schema.Type, f.Name, seq.Name(), n, fv.Type(), sequence.ErrOverflow)
+		case fv.CanInt():
+			fv.SetInt(n)
+		default:
+			fv.SetUint(uint64(n))
+		}
+	}
+	return nil
+}
+
+// sequenceFor returns the sequence for f now: with a dated format, the
+// period's own sequence.
+func (k *AutoKeys) sequenceFor(f *fieldPlan) (*sequence.Sequence, string, error) {
+	if f.Format == nil || f.Format.Layout == "" {
+		return f.seq, "", nil
+	}
+	period := f.Format.Period(k.now())
+	if s, ok := f.periods.Load(period); ok {
+		return s.(*sequence.Sequence), period, nil
+	}
+	s, err := k.alloc.Sequence(f.Seq+"/"+period, f.opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	f.periods.Store(period, s)
+	return s, period, nil
+}
+
+func setUUID(fv reflect.Value, a *model.AutoField) error {
+	var u uuid.UUID
+	var err error
+	if a.V7 {
+		u, err = uuid.NewV7()
+	} else {
+		u, err = uuid.NewRandom()
+	}
+	if err != nil {
+		return err
+	}
+	if fv.Kind() != reflect.String {
+		fv.Set(reflect.ValueOf(u).Convert(fv.Type()))
+		return nil
+	}
+	if a.Compact {
+		var buf [32]byte
+		const hex = "0123456789abcdef"
+		for i, b := range u {
+			buf[2*i], buf[2*i+1] = hex[b>>4], hex[b&15]
+		}
+		fv.SetString(string(buf[:]))
+	} else {
+		fv.SetString(u.String())
+	}
+	return nil
+}
+
+// ensure makes the unique indexes and moves the counters past the data,
+// once per type. A failure to reach the server is returned, and retried at
+// the next write; an index the data does not allow is logged.
+func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready {
+		return nil
+	}
+	// Detached: index builds may not run inside the caller's transaction.
+	dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range p.fields {
+		f := p.fields[i]
+		if f.Kind != model.Inc {
+			continue
+		}
+		if k.indexes && f.BSON != "_id" {
+			_, err := p.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
+				Keys: bson.D{{Key: f.BSON, Value: 1}}, Options: options.Index().SetUnique(true)})
+			if err != nil {
+				var ce mongo.CommandError
+				if !errors.As(err, &ce) {
+					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
+				}
+				k.logger.Warn("mgmevents: no unique index on an inc field; duplicates will not be caught",
+					"type", p.schema.Type.String(), "field", f.BSON, "err", err)
+			}
+		}
+		if f.Format == nil {
+			if _, err := k.heal(dctx, p, f, 0); err != nil {
+				return err
+			}
+		}
+	}
+	p.ready = true
+	return nil
+}
+
+// heal moves f's counter past the largest value of f in the collection
+// when that value is at least atLeast and ahead of the counter. It reports
+// whether it moved it.
+func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, atLeast int64) (bool, error) {
+	top, ok, err := sequence.MaxOf(ctx, p.coll, f.BSON)
+	if err != nil || !ok || top < atLeast {
+		return false, err
+	}
+	cur, err := f.seq.Current(ctx)
+	if err != nil {
+		return false, err
+	}
+	if top <= cur && atLeast == 0 {
+		return false, nil
+	}
+	if err := f.seq.AdvancePast(ctx, top); err != nil {
+		return false, err
+	}
+	k.logger.Info("mgmevents: numbers from the counter are already in the data; moved the counter past them",
+		"sequence", f.seq.Name(), "type", p.schema.Type.String(), "field", f.BSON, "max", top, "counter", cur)
+	return true, nil
+}
+
+// HandleWriteError repairs a duplicate key caused by a counter that is
+// behind the data: when the collection already holds a value at or above
+// the number this model got, the counter is moved past the maximum and the
+// write is retried.
+func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
+	if !mongo.IsDuplicateKeyError(err) || e.Model == nil {
+		return false, nil
+	}
+	p, perr := k.plan(e.ModelType)
+	if perr != nil {
+		return false, perr
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	retry := false
+	mv := reflect.ValueOf(e.Model).Elem()
+	for i := range p.fields {
+		f := p.fields[i]
+		if f.Kind != model.Inc || f.Format != nil || e.Unset&f.bit == 0 {
+			continue // not a number this listener gave
+		}
+		fv := f.Value(mv)
+		var v int64
+		if fv.CanInt() {
+			v = fv.Int()
+		} else {
+			v = int64(fv.Uint())
+		}
+		if v == 0 {
+			continue
+		}
+		moved, herr := k.heal(dctx, p, f, v)
+		if herr != nil {
+			return false, herr
+		}
+		retry = retry || moved
+	}
+	return retry, nil
+}
