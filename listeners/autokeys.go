@@ -65,7 +65,9 @@ func WithSequenceOptions(opts ...sequence.Option) AutoKeysOption {
 }
 
 // WithoutIndexes stops AutoKeys from creating unique indexes on inc fields.
-func WithoutIndexes() AutoKeysOption { return func(k *AutoKeys) error { k.indexes = false; return nil } }
+func WithoutIndexes() AutoKeysOption {
+	return func(k *AutoKeys) error { k.indexes = false; return nil }
+}
 
 // WithClock sets the clock that dates order numbers; the default is
 // time.Now.
@@ -119,7 +121,7 @@ type plan struct {
 
 type fieldPlan struct {
 	*model.AutoField
-	bit     uint64 // 1 << the field's index in Schema.Auto
+	bit     uint64             // 1 << the field's index in Schema.Auto
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.SeqOption
 	periods sync.Map // dated inc: period -> *sequence.Sequence
