@@ -1,0 +1,67 @@
+// Command example_app shows mgmevents at work: lifecycle events around an
+// mgm model, keys filled in automatically, ten goroutines inserting at
+// once, and an order number. With no flags it runs on an embedded
+// MongoDB-compatible server (FerretDB), so it needs nothing but Go:
+//
+//	go run ./example_app                   # demo on the embedded server
+//	go run ./example_app -data ./shopdata  # keep the data: numbers continue next run
+//	go run ./example_app -uri mongodb://localhost:27017/?replicaSet=rs0
+//	go run ./example_app bench             # the benchmark; see -h
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/mgmevents/mgmevents/mongotest"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "bench" {
+		os.Exit(benchMain(os.Args[2:], os.Stdout))
+	}
+	os.Exit(demoMain(os.Args[1:], os.Stdout))
+}
+
+// serverFlags are the flags both commands share.
+type serverFlags struct {
+	uri  string
+	data string
+	db   string
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet, defaultDB string) {
+	fs.StringVar(&f.uri, "uri", os.Getenv(mongotest.EnvURI), "MongoDB URI; empty runs the embedded server (default $"+mongotest.EnvURI+")")
+	fs.StringVar(&f.data, "data", "", "keep the embedded server's data in this directory")
+	fs.StringVar(&f.db, "db", defaultDB, "database name")
+}
+
+// start returns the server's URI and a function that stops it.
+func (f *serverFlags) start(ctx context.Context, out io.Writer) (string, func(), error) {
+	if f.uri != "" {
+		fmt.Fprintf(out, "server: MongoDB at %s\n", f.uri)
+		return f.uri, func() {}, nil
+	}
+	opts := []mongotest.Option{mongotest.IgnoreEnv()}
+	where := "a temporary directory (use -data DIR to keep it)"
+	if f.data != "" {
+		opts = append(opts, mongotest.WithDataDir(f.data))
+		where = f.data
+	}
+	s, err := mongotest.NewServer(ctx, opts...)
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(out, "server: embedded FerretDB at %s, data in %s\n", s.URI, where)
+	return s.URI, func() { s.Close() }, nil
+}
+
+func fail(out io.Writer, err error) int {
+	fmt.Fprintln(out, "error:", err)
+	slog.Error("example_app failed", "err", err)
+	return 1
+}
