@@ -121,6 +121,26 @@ func (b *Bus) Len() int {
 	return 0
 }
 
+// Wants reports whether any listener handles events of type t for model
+// type mt. Repositories use it to skip work nobody would see, such as
+// encoding a document no listener reads.
+func (b *Bus) Wants(t Type, mt reflect.Type) bool {
+	if b == nil {
+		return false
+	}
+	p := b.regs.Load()
+	if p == nil {
+		return false
+	}
+	bit := uint16(1) << t
+	for _, r := range *p {
+		if r.mask&bit != 0 && (r.model == nil || r.model == mt) {
+			return true
+		}
+	}
+	return false
+}
+
 // Publish calls, in order, every listener registered for e.Type and
 // e.ModelType. It stops at the first listener that fails or panics and
 // returns a *ListenerError that wraps the cause. For a Before* event that

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,7 +117,7 @@ type plan struct {
 	fields []*fieldPlan
 
 	mu    sync.Mutex
-	ready bool // indexes made and counters checked against the data
+	ready atomic.Bool // indexes made and counters checked against the data
 }
 
 type fieldPlan struct {
@@ -179,16 +180,59 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 	if err := k.ensure(ctx, p); err != nil {
 		return err
 	}
-	models := e.Batch
-	if models == nil {
-		models = []any{e.Model}
-	} else {
-		models = models[e.Index:]
-	}
-	for i := range p.fields {
-		if err := k.fill(ctx, p, p.fields[i], models); err != nil {
+	mv := reflect.ValueOf(e.Model).Elem()
+	for _, f := range p.fields {
+		fv := f.Value(mv)
+		if !fv.IsZero() {
+			continue
+		}
+		var err error
+		if e.Batch == nil {
+			err = k.fillOne(ctx, p, f, fv)
+		} else {
+			// The first model of a batch that lacks this key gets it for
+			// the whole rest of the batch, from one reservation; the later
+			// models then have it, and cost one check each.
+			err = k.fill(ctx, p, f, e.Batch[e.Index:])
+		}
+		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fillOne sets the zero field fv of one model.
+func (k *AutoKeys) fillOne(ctx context.Context, p *plan, f *fieldPlan, fv reflect.Value) error {
+	if f.Kind == model.UUID {
+		if err := setUUID(fv, f.AutoField); err != nil {
+			return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+		}
+		return nil
+	}
+	seq, period, err := k.sequenceFor(f)
+	if err != nil {
+		return err
+	}
+	n, err := seq.Next(ctx)
+	if err != nil {
+		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+	}
+	return k.setNumber(p, f, seq, fv, period, n)
+}
+
+// setNumber stores n, or the order number made from it, in fv.
+func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv reflect.Value, period string, n int64) error {
+	switch {
+	case f.Format != nil:
+		fv.SetString(string(f.Format.Append(make([]byte, 0, 32), period, n)))
+	case uint64(n) > f.Max:
+		return fmt.Errorf("%v field %s: sequence %q reached %d, which does not fit in %v: %w",
+			p.schema.Type, f.Name, seq.Name(), n, fv.Type(), sequence.ErrOverflow)
+	case fv.CanInt():
+		fv.SetInt(n)
+	default:
+		fv.SetUint(uint64(n))
 	}
 	return nil
 }
@@ -218,26 +262,12 @@ func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any
 		return err
 	}
 	nums := make([]int64, len(targets))
-	if len(nums) == 1 {
-		nums[0], err = seq.Next(ctx)
-	} else {
-		err = seq.NextN(ctx, nums)
-	}
-	if err != nil {
+	if err := seq.NextN(ctx, nums); err != nil {
 		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
 	}
 	for i, fv := range targets {
-		n := nums[i]
-		switch {
-		case f.Format != nil:
-			fv.SetString(string(f.Format.Append(nil, period, n)))
-		case uint64(n) > f.Max:
-			return fmt.Errorf("%v field %s: sequence %q reached %d, which does not fit in %v: %w",
-				p.schema.Type, f.Name, seq.Name(), n, fv.Type(), sequence.ErrOverflow)
-		case fv.CanInt():
-			fv.SetInt(n)
-		default:
-			fv.SetUint(uint64(n))
+		if err := k.setNumber(p, f, seq, fv, period, nums[i]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -293,9 +323,12 @@ func setUUID(fv reflect.Value, a *model.AutoField) error {
 // once per type. A failure to reach the server is returned, and retried at
 // the next write; an index the data does not allow is logged.
 func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
+	if p.ready.Load() {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ready {
+	if p.ready.Load() {
 		return nil
 	}
 	// Detached: index builds may not run inside the caller's transaction.
@@ -324,7 +357,7 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 			}
 		}
 	}
-	p.ready = true
+	p.ready.Store(true)
 	return nil
 }
 

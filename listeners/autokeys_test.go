@@ -162,8 +162,10 @@ func TestAutoKeysOverflow(t *testing.T) {
 	assert.ErrorContains(t, err, "2147483648")
 	assert.ErrorContains(t, err, "field N")
 	assert.Zero(t, s.N)
-	err = smalls.InsertMany(ctx, []*Small{{}, {}})
+	batch := []*Small{{}, {}}
+	err = smalls.InsertMany(ctx, batch)
 	require.ErrorIs(t, err, sequence.ErrOverflow)
+	assert.Zero(t, batch[0].N, "an aborted write leaves the models' keys as they were")
 	n, _ := db.Collection("smalls").CountDocuments(ctx, bson.M{})
 	assert.Equal(t, int64(2), n, "nothing written after an overflow")
 }
@@ -220,6 +222,10 @@ func TestAutoKeysUUIDs(t *testing.T) {
 	assert.Equal(t, k.Typed[:], data)
 	sub, _ = raw.Lookup("bytes").Binary()
 	assert.Equal(t, byte(0), sub, "a plain [16]byte keeps the driver's generic subtype")
+
+	byUUID, err := ks.FindOne(ctx, bson.M{"typed": k.Typed})
+	require.NoError(t, err, "a uuid.UUID filter matches: the repository's collection has the registry")
+	assert.Equal(t, k.ID, byUUID.ID)
 
 	back, err := ks.FindByID(ctx, k.ID)
 	require.NoError(t, err)

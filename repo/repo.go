@@ -30,6 +30,7 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Errors returned, wrapped, by repositories.
@@ -61,7 +62,7 @@ type config struct {
 // WithDatabase uses db instead of mgm's default database.
 func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = db } }
 
-// WithRegistry encodes and decodes models with r instead of
+// WithRegistry encodes and decodes models and filters with r instead of
 // model.Registry() (the driver's defaults plus UUIDs as subtype 4).
 func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
 
@@ -105,14 +106,17 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	if c.registry == nil {
 		c.registry = defaultRegistry
 	}
+	// The collection encodes with the repository's registry, so that what
+	// the driver encodes (a model, a filter) matches what we encode.
+	copts := options.Collection().SetRegistry(c.registry)
 	var coll *mgm.Collection
 	if c.db != nil {
-		coll = mgm.NewCollection(c.db, s.Collection)
+		coll = mgm.NewCollection(c.db, s.Collection, copts)
 	} else {
 		if _, _, _, err := mgm.DefaultConfigs(); err != nil {
 			return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, ErrNotConfigured)
 		}
-		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model))
+		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model), copts)
 	}
 	if err := bus.Prepare(s.Type); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)

@@ -78,8 +78,8 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 			break
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
+		r.schema.ResetAuto(mv, zero) // keys given for this attempt were not stored
 		if retry {
-			r.schema.ResetAuto(mv, zero)
 			continue
 		}
 		return r.wrap(method, err)
@@ -122,7 +122,7 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 	switch op {
 	case events.OpInsert:
 		var ir *mongo.InsertOneResult
-		if ir, err = r.coll.InsertOne(ctx, doc); err == nil && u.id == nil {
+		if ir, err = r.coll.InsertOne(ctx, doc); err == nil && !u.genID {
 			err = setID(m, ir.InsertedID)
 		}
 	case events.OpReplace:
@@ -154,7 +154,7 @@ func (r *Repository[T]) missing(ctx context.Context, id any) error {
 
 // undo is what prepare changed on a model, to take back if the write fails.
 type undo struct {
-	id         any // the ObjectID generated, or nil
+	genID      bool // prepare generated the model's ObjectID
 	hadVersion bool
 	version    reflect.Value // the version field's value before the write
 	filter     bson.D
@@ -162,7 +162,7 @@ type undo struct {
 
 // undo takes back what prepare set on m.
 func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
-	if u.id != nil {
+	if u.genID {
 		m.SetID(primitive.NilObjectID)
 	}
 	if u.hadVersion {
@@ -171,9 +171,11 @@ func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 }
 
 // prepare publishes BeforeConvert, gives the model its ID and version,
-// encodes it once, and publishes BeforeSave. It returns the document to
-// write, as BeforeSave's listeners left it.
-func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (bson.Raw, undo, error) {
+// and, when a BeforeSave or AfterSave listener will look at the document,
+// encodes the model once and publishes BeforeSave. It returns what to
+// write: the document as BeforeSave's listeners left it, or else the model
+// itself, which the driver then encodes once with the same registry.
+func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (any, undo, error) {
 	var u undo
 	if e != nil {
 		e.Document, e.Filter = nil, nil
@@ -183,9 +185,8 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	}
 	if op == events.OpInsert {
 		if oid, ok := m.GetID().(primitive.ObjectID); ok && oid.IsZero() {
-			oid = primitive.NewObjectID()
-			m.SetID(oid)
-			u.id = oid
+			m.SetID(primitive.NewObjectID())
+			u.genID = true
 		}
 	} else {
 		u.filter = bson.D{{Key: "_id", Value: m.GetID()}}
@@ -206,8 +207,11 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 			setInt(f, old+1)
 		}
 	}
+	if e == nil || !(r.bus.Wants(events.BeforeSave, e.ModelType) || r.bus.Wants(events.AfterSave, e.ModelType)) {
+		return m, u, nil
+	}
 	doc, err := r.encode(m)
-	if err == nil && e != nil {
+	if err == nil {
 		e.Document, e.Filter = doc, u.filter
 		if err = r.publish(ctx, e, events.BeforeSave); err == nil {
 			doc = e.Document
@@ -309,8 +313,11 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 			}
 			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert)
 			if err != nil {
-				for j := from; j < i; j++ {
-					r.undo(&undos[j], ms[j], mvs[j])
+				for j := from; j < len(ms); j++ {
+					if j < i {
+						r.undo(&undos[j], ms[j], mvs[j])
+					}
+					r.schema.ResetAuto(mvs[j], zero[j])
 				}
 				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
 			}
@@ -328,10 +335,10 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 			e.Model, e.Index, e.Document, e.Unset = ms[failed], failed, nil, zero[failed]
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
+		for j := failed; j < len(ms); j++ {
+			r.schema.ResetAuto(mvs[j], zero[j])
+		}
 		if retry {
-			for j := failed; j < len(ms); j++ {
-				r.schema.ResetAuto(mvs[j], zero[j])
-			}
 			from = failed
 			continue
 		}
@@ -339,7 +346,8 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 	}
 	for i, m := range ms {
 		if e != nil {
-			e.Model, e.Index, e.Document = m, i, docs[i].(bson.Raw)
+			e.Model, e.Index = m, i
+			e.Document, _ = docs[i].(bson.Raw)
 			if err := r.publish(ctx, e, events.AfterSave); err != nil {
 				return err
 			}

@@ -18,7 +18,8 @@ type Sequence struct {
 	base  int64 // configured block size
 	max   int64 // largest adaptive block size
 
-	cur atomic.Pointer[block]
+	cur    atomic.Pointer[block]
+	hintAt atomic.Int64 // Claim: when the shared hint was last raised (unix ns)
 
 	mu        sync.Mutex // guards the fields below
 	pending   *block     // next block, fetched ahead

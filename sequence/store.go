@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -149,7 +150,13 @@ func (st *claimStore) claim(ctx context.Context, s *Sequence, h, n, upTo int64) 
 		a.roundTrips.Add(1)
 		_, err := a.claims.InsertOne(ctx, claimDoc{ID: claimID(s.name, lo), Seq: s.name, Lo: lo, Hi: hi})
 		if err == nil {
-			go st.moveHint(s.name, hi)
+			// At most one hint write a second per sequence: it contends
+			// with the application's writes, and a newcomer walks at most
+			// a second's worth of claims from a stale hint.
+			if now := time.Now().UnixNano(); now-s.hintAt.Load() >= int64(time.Second) {
+				s.hintAt.Store(now)
+				go st.moveHint(s.name, hi)
+			}
 			return hi, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {

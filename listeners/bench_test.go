@@ -1,0 +1,72 @@
+package listeners_test
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/repo"
+)
+
+// Against the embedded server in this process: compare with each other.
+
+func BenchmarkInsertManyRaw1000(b *testing.B) {
+	coll := srv.Database(b).Collection("users")
+	var n int64
+	b.ReportAllocs()
+	for b.Loop() {
+		docs := make([]any, 1000)
+		for j := range docs {
+			n++
+			docs[j] = &User{UserID: uuid.NewString(), LongID: n, UserName: "bench"}
+		}
+		if _, err := coll.InsertMany(ctx, docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkInsertManyAutoKeys1000(b *testing.B) {
+	db := srv.Database(b)
+	keys, err := listeners.NewAutoKeys(db, listeners.WithoutIndexes())
+	if err != nil {
+		b.Fatal(err)
+	}
+	bus := events.NewBus()
+	bus.Register(keys)
+	users, err := repo.New[*User](bus, repo.WithDatabase(db))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ms := make([]*User, 1000)
+		for j := range ms {
+			ms[j] = &User{UserName: "bench"}
+		}
+		if err := users.InsertMany(ctx, ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkInsertAutoKeys(b *testing.B) {
+	db := srv.Database(b)
+	keys, err := listeners.NewAutoKeys(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bus := events.NewBus()
+	bus.Register(keys)
+	users, err := repo.New[*User](bus, repo.WithDatabase(db))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := users.Insert(ctx, &User{UserName: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
