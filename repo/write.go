@@ -118,6 +118,13 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 	if err != nil {
 		return nil, err
 	}
+	var claim string
+	if u.versioned && op != events.OpInsert {
+		if claim, err = r.claimVersion(ctx, m.GetID(), u.old+1); err != nil {
+			r.undo(&u, m, mv)
+			return nil, err
+		}
+	}
 	var res *mongo.UpdateResult
 	switch op {
 	case events.OpInsert:
@@ -135,8 +142,12 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 		err = r.missing(ctx, m.GetID())
 	}
 	if err != nil {
+		r.releaseVersion(ctx, claim)
 		r.undo(&u, m, mv)
 		return nil, err
+	}
+	if claim != "" {
+		r.releaseVersion(ctx, claimKey(m.GetID(), u.old))
 	}
 	return res, nil
 }
@@ -154,7 +165,9 @@ func (r *Repository[T]) missing(ctx context.Context, id any) error {
 
 // undo is what prepare changed on a model, to take back if the write fails.
 type undo struct {
-	genID      bool // prepare generated the model's ObjectID
+	genID      bool  // prepare generated the model's ObjectID
+	versioned  bool  // a replace or update of a versioned model
+	old        int64 // the version it was read at
 	hadVersion bool
 	version    reflect.Value // the version field's value before the write
 	filter     bson.D
@@ -204,6 +217,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 				return nil, u, fmt.Errorf("version of %v overflows %v", r.schema.Type, f.Type())
 			}
 			u.filter = append(u.filter, bson.E{Key: vf.BSON, Value: old})
+			u.versioned, u.old = true, old
 			setInt(f, old+1)
 		}
 	}

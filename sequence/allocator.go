@@ -30,7 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.mongodb.org/mongo-driver/bson"
+	"github.com/mgmevents/mgmevents/internal/serverinfo"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 	"go.mongodb.org/mongo-driver/mongo/readpref"
@@ -286,14 +286,13 @@ func (a *Allocator) getStore(ctx context.Context) (store, error) {
 	}
 	kind := a.cfg.strategy
 	if kind == Detect {
-		var info bson.M
-		a.roundTrips.Add(1)
-		if err := a.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
-			return nil, fmt.Errorf("sequence: detecting the server with buildInfo: %w", err)
+		atomic, err := serverinfo.AtomicWrites(ctx, a.db)
+		if err != nil {
+			return nil, fmt.Errorf("sequence: %w", err)
 		}
-		kind = Atomic
-		if _, ok := info["ferretdbVersion"]; ok {
-			kind = Claim
+		kind = Claim
+		if atomic {
+			kind = Atomic
 		}
 	}
 	var s store

@@ -1,0 +1,124 @@
+package repo_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+type account struct {
+	mgm.DefaultModel `bson:",inline"`
+	Balance          int   `bson:"balance"`
+	Version          int64 `bson:"version" auto:"version"`
+}
+
+func TestVersionStartsAtOneAndIncrements(t *testing.T) {
+	_, accounts, db := setup[*account](t, nil)
+	a := &account{Balance: 10}
+	require.NoError(t, accounts.Insert(ctx, a))
+	assert.Equal(t, int64(1), a.Version)
+	a.Balance = 20
+	require.NoError(t, accounts.Update(ctx, a))
+	assert.Equal(t, int64(2), a.Version)
+	a.Balance = 30
+	require.NoError(t, accounts.Save(ctx, a))
+	assert.Equal(t, int64(3), a.Version)
+	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"version": 3, "balance": 30}))
+}
+
+func TestVersionConflictLeavesDocumentUnchanged(t *testing.T) {
+	_, accounts, db := setup[*account](t, nil)
+	a := &account{Balance: 10}
+	require.NoError(t, accounts.Insert(ctx, a))
+	first, err := accounts.FindByID(ctx, a.ID)
+	require.NoError(t, err)
+	second, err := accounts.FindByID(ctx, a.ID)
+	require.NoError(t, err)
+
+	first.Balance = 100
+	require.NoError(t, accounts.Update(ctx, first))
+	second.Balance = 999
+	err = accounts.Update(ctx, second)
+	require.ErrorIs(t, err, repo.ErrVersionConflict)
+	assert.Equal(t, int64(1), second.Version, "the failed write takes its version bump back")
+	err = accounts.Save(ctx, second)
+	require.ErrorIs(t, err, repo.ErrVersionConflict, "Save of a stale model too")
+	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"balance": 100, "version": 2}), "the winner's write stands")
+	assert.Zero(t, count(t, db, "accounts", bson.M{"balance": 999}))
+}
+
+// TestVersionUnderConcurrency: goroutines read, change and write one
+// document, retrying on conflict. Every write must count exactly once, so
+// the final version is the number of successful writes plus one.
+func TestVersionUnderConcurrency(t *testing.T) {
+	const goroutines, each = 8, 10
+	_, accounts, db := setup[*account](t, nil)
+	a := &account{}
+	require.NoError(t, accounts.Insert(ctx, a))
+	var ok, conflicts atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < each; {
+				cur, err := accounts.FindByID(ctx, a.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cur.Balance++
+				switch err := accounts.Update(ctx, cur); {
+				case err == nil:
+					ok.Add(1)
+					done++
+				case errors.Is(err, repo.ErrVersionConflict):
+					conflicts.Add(1)
+				default:
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	final, err := accounts.FindByID(ctx, a.ID)
+	require.NoError(t, err)
+	t.Logf("%d writes, %d conflicts", ok.Load(), conflicts.Load())
+	assert.Equal(t, int64(goroutines*each), ok.Load())
+	assert.Equal(t, ok.Load()+1, final.Version, "final version = successful writes + 1")
+	assert.Equal(t, int(ok.Load()), final.Balance, "no update was lost")
+	assert.Equal(t, int64(1), count(t, db, "accounts", nil))
+}
+
+// TestVersionClaimLeftByADeadWriter: where versions are settled by claims,
+// a claim whose writer died before writing blocks the next version only
+// until it is stale.
+func TestVersionClaimLeftByADeadWriter(t *testing.T) {
+	if srv.Info().AtomicFindMod {
+		t.Skip("this server filters versioned writes atomically; no claims are made")
+	}
+	_, accounts, db := setup[*account](t, nil)
+	a := &account{}
+	require.NoError(t, accounts.Insert(ctx, a))
+	claims := db.Collection("accounts.versions")
+	key := a.ID.Hex() + "#2"
+
+	_, err := claims.InsertOne(ctx, bson.M{"_id": key, "at": time.Now()})
+	require.NoError(t, err)
+	require.ErrorIs(t, accounts.Update(ctx, a), repo.ErrVersionConflict, "a live claim holds version 2")
+
+	_, err = claims.UpdateOne(ctx, bson.M{"_id": key}, bson.M{"$set": bson.M{"at": time.Now().Add(-time.Hour)}})
+	require.NoError(t, err)
+	a.Balance = 5
+	require.NoError(t, accounts.Update(ctx, a), "a stale claim on an unchanged document is cleared")
+	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"version": 2, "balance": 5}))
+}
