@@ -15,8 +15,8 @@ import (
 )
 
 // Insert inserts m. A model whose ID is a zero ObjectID gets a new one
-// before conversion, so BeforeSave and AfterSave see the document with its
-// _id; the ID is set back to zero if the write fails.
+// before BeforeConvert, so that every event names the document; the ID is
+// set back to zero if the write fails.
 func (r *Repository[T]) Insert(ctx context.Context, m T) error {
 	mv, err := r.check(m, "Insert")
 	if err != nil {
@@ -193,15 +193,19 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	if e != nil {
 		e.Document, e.Filter = nil, nil
 	}
-	if err := r.publish(ctx, e, events.BeforeConvert); err != nil {
-		return nil, u, err
-	}
 	if op == events.OpInsert {
+		// Before BeforeConvert, so that every event of the insert names
+		// the document.
 		if oid, ok := m.GetID().(primitive.ObjectID); ok && oid.IsZero() {
 			m.SetID(primitive.NewObjectID())
 			u.genID = true
 		}
-	} else {
+	}
+	if err := r.publish(ctx, e, events.BeforeConvert); err != nil {
+		r.undo(&u, m, mv)
+		return nil, u, err
+	}
+	if op != events.OpInsert {
 		u.filter = bson.D{{Key: "_id", Value: m.GetID()}}
 	}
 	if vf := r.schema.Version; vf != nil {

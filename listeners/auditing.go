@@ -1,0 +1,160 @@
+package listeners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Auditor says who is acting, from the request's context: Spring's
+// AuditorAware. A nil value leaves the "by" fields as they are.
+type Auditor func(ctx context.Context) (any, error)
+
+// Auditing fills fields tagged audit:"createdAt", "updatedAt",
+// "createdBy" and "updatedBy" on BeforeConvert, as Spring's auditing does
+// for @CreatedDate, @LastModifiedDate, @CreatedBy and @LastModifiedBy.
+//
+// Inserts set all four (the created ones only when zero); updates and
+// replaces set the updated ones. Created values are never overwritten by an
+// update: when a model written with Update or Save has them zero (it was
+// built rather than read), they are read back from the stored document
+// first, with one query.
+type Auditing struct {
+	db      *mongo.Database
+	auditor Auditor
+	now     func() time.Time
+}
+
+// AuditingOption configures Auditing.
+type AuditingOption func(*Auditing)
+
+// WithAuditor sets the function that says who is acting.
+func WithAuditor(a Auditor) AuditingOption { return func(l *Auditing) { l.auditor = a } }
+
+// WithAuditClock sets the clock; the default is time.Now.
+func WithAuditClock(now func() time.Time) AuditingOption { return func(l *Auditing) { l.now = now } }
+
+// NewAuditing returns the listener. db is the database the models'
+// collections are in, for reading back created values on update.
+func NewAuditing(db *mongo.Database, opts ...AuditingOption) (*Auditing, error) {
+	if db == nil {
+		return nil, errors.New("listeners: NewAuditing(nil): need the models' database")
+	}
+	l := &Auditing{db: db, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// EventTypes tells the bus that Auditing handles BeforeConvert only.
+func (*Auditing) EventTypes() []events.Type { return []events.Type{events.BeforeConvert} }
+
+// HandleEvent fills e.Model's audit fields.
+func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
+	if e.Type != events.BeforeConvert || e.Model == nil || !e.Op.Write() {
+		return nil
+	}
+	s, err := model.Of(e.ModelType)
+	if err != nil || len(s.Audit) == 0 {
+		return err
+	}
+	mv := reflect.ValueOf(e.Model).Elem()
+	insert := e.Op == events.OpInsert || e.Op == events.OpInsertMany
+	if !insert {
+		if err := l.restoreCreated(ctx, e, s, mv); err != nil {
+			return err
+		}
+	}
+	now := l.now().UTC().Truncate(time.Millisecond) // BSON dates hold milliseconds
+	var who any
+	if l.auditor != nil {
+		if who, err = l.auditor(ctx); err != nil {
+			return fmt.Errorf("auditor: %w", err)
+		}
+	}
+	for i := range s.Audit {
+		a := &s.Audit[i]
+		fv := a.Value(mv)
+		switch a.Kind {
+		case model.CreatedAt:
+			if insert && fv.IsZero() {
+				setTime(fv, now)
+			}
+		case model.UpdatedAt:
+			setTime(fv, now)
+		case model.CreatedBy, model.UpdatedBy:
+			if who == nil || (a.Kind == model.CreatedBy && (!insert || !fv.IsZero())) {
+				continue
+			}
+			w := reflect.ValueOf(who)
+			switch {
+			case w.Type().AssignableTo(fv.Type()):
+				fv.Set(w)
+			case w.Type().ConvertibleTo(fv.Type()):
+				fv.Set(w.Convert(fv.Type()))
+			default:
+				return fmt.Errorf("%v field %s: the auditor returned %T, which a %v field cannot hold", s.Type, a.Name, who, fv.Type())
+			}
+		}
+	}
+	return nil
+}
+
+// restoreCreated reads back created values an update would otherwise
+// overwrite with zero.
+func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model.Schema, mv reflect.Value) error {
+	proj := bson.D{}
+	for i := range s.Audit {
+		a := &s.Audit[i]
+		if (a.Kind == model.CreatedAt || a.Kind == model.CreatedBy) && a.Value(mv).IsZero() {
+			proj = append(proj, bson.E{Key: a.BSON, Value: 1})
+		}
+	}
+	m, ok := e.Model.(mgm.Model)
+	if len(proj) == 0 || !ok {
+		return nil
+	}
+	raw, err := l.db.Collection(e.Collection).FindOne(ctx, bson.D{{Key: "_id", Value: m.GetID()}},
+		options.FindOne().SetProjection(proj)).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil // a Save that will insert
+	}
+	if err != nil {
+		return fmt.Errorf("reading the created fields of %v: %w", s.Type, err)
+	}
+	stored := reflect.New(s.Struct)
+	if err := bson.UnmarshalWithRegistry(registry, raw, stored.Interface()); err != nil {
+		return fmt.Errorf("reading the created fields of %v: %w", s.Type, err)
+	}
+	for i := range s.Audit {
+		a := &s.Audit[i]
+		if fv := a.Value(mv); (a.Kind == model.CreatedAt || a.Kind == model.CreatedBy) && fv.IsZero() {
+			fv.Set(a.Value(stored.Elem()))
+		}
+	}
+	return nil
+}
+
+var registry = model.Registry()
+
+func setTime(fv reflect.Value, t time.Time) {
+	switch fv.Interface().(type) {
+	case time.Time:
+		fv.Set(reflect.ValueOf(t))
+	case *time.Time:
+		fv.Set(reflect.ValueOf(&t))
+	case primitive.DateTime:
+		fv.Set(reflect.ValueOf(primitive.NewDateTimeFromTime(t)))
+	}
+}

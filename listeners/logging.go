@@ -1,0 +1,76 @@
+package listeners
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+)
+
+// Logging writes one log record per event, like Spring's
+// LoggingEventListener: the event, the operation, the collection, the
+// model type and the model's ID. Document contents are left out unless
+// WithDocuments is given, because they may hold personal data.
+type Logging struct {
+	logger    *slog.Logger
+	level     slog.Leveler
+	documents bool
+}
+
+// LoggingOption configures Logging.
+type LoggingOption func(*Logging)
+
+// WithLevel sets the records' level; the default is slog.LevelDebug.
+func WithLevel(l slog.Leveler) LoggingOption { return func(g *Logging) { g.level = l } }
+
+// WithDocuments adds the document (as extended JSON) and the filter to
+// each record. They may hold personal data: opt in knowingly.
+func WithDocuments() LoggingOption { return func(g *Logging) { g.documents = true } }
+
+// NewLogging returns the listener; a nil logger means slog.Default().
+func NewLogging(logger *slog.Logger, opts ...LoggingOption) *Logging {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	g := &Logging{logger: logger, level: slog.LevelDebug}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
+}
+
+// HandleEvent logs e. It never fails.
+func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
+	if !g.logger.Enabled(ctx, g.level.Level()) {
+		return nil
+	}
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs,
+		slog.String("event", e.Type.String()),
+		slog.String("op", e.Op.String()),
+		slog.String("collection", e.Collection))
+	if e.ModelType != nil {
+		attrs = append(attrs, slog.String("model", e.ModelType.String()))
+	}
+	if m, ok := e.Model.(mgm.Model); ok {
+		attrs = append(attrs, slog.Any("id", m.GetID()))
+	} else if e.Document != nil {
+		if id, err := e.Document.LookupErr("_id"); err == nil {
+			attrs = append(attrs, slog.String("id", id.String()))
+		}
+	}
+	if e.Type == events.AfterDelete {
+		attrs = append(attrs, slog.Int64("deleted", e.DeletedCount))
+	}
+	if g.documents {
+		if e.Document != nil {
+			attrs = append(attrs, slog.String("document", e.Document.String()))
+		}
+		if e.Filter != nil {
+			attrs = append(attrs, slog.Any("filter", e.Filter))
+		}
+	}
+	g.logger.LogAttrs(ctx, g.level.Level(), "mgmevents "+e.Type.String(), attrs...)
+	return nil
+}
