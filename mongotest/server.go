@@ -84,7 +84,7 @@ func NewServer(ctx context.Context, opts ...Option) (*Server, error) {
 	}
 	if uri := os.Getenv(EnvURI); uri != "" && !c.ignoreEnv {
 		s := &Server{URI: uri}
-		if err := s.probe(ctx); err != nil {
+		if err := s.probe(ctx, 1); err != nil {
 			return nil, fmt.Errorf("mongotest: %s=%s: %w", EnvURI, redact(uri), err)
 		}
 		return s, nil
@@ -120,7 +120,7 @@ func NewServer(ctx context.Context, opts ...Option) (*Server, error) {
 		_ = f.Run(runCtx)
 	}()
 	s.URI = waitURI(f)
-	if err := s.probe(ctx); err != nil {
+	if err := s.probe(ctx, 100); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("mongotest: embedded FerretDB: %w", err)
 	}
@@ -144,8 +144,9 @@ func redact(uri string) string {
 	return uri
 }
 
-// probe pings the server and reads buildInfo and hello.
-func (s *Server) probe(ctx context.Context) error {
+// probe pings the server, up to tries times, and reads buildInfo and
+// hello.
+func (s *Server) probe(ctx context.Context, tries int) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	client, err := mongo.Connect(ctx, options.Client().ApplyURI(s.URI))
@@ -154,11 +155,13 @@ func (s *Server) probe(ctx context.Context) error {
 	}
 	defer client.Disconnect(context.Background())
 	var err2 error
-	for range 100 {
+	for i := range tries {
 		if err2 = client.Ping(ctx, nil); err2 == nil {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		if i < tries-1 {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	if err2 != nil {
 		return fmt.Errorf("ping: %w", err2)

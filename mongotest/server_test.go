@@ -1,0 +1,54 @@
+package mongotest_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+func TestDataDirSurvivesRestart(t *testing.T) {
+	if os.Getenv(mongotest.EnvURI) != "" {
+		t.Skip("the data directory is the embedded server's; " + mongotest.EnvURI + " is set")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i, want := range []int64{1, 2} {
+		s, err := mongotest.NewServer(ctx, mongotest.WithDataDir(dir))
+		require.NoError(t, err)
+		assert.True(t, s.Embedded)
+		assert.NotEmpty(t, s.Info().FerretDB, "buildInfo names FerretDB")
+		client, err := s.Client(ctx)
+		require.NoError(t, err)
+		coll := client.Database("keep").Collection("runs")
+		_, err = coll.InsertOne(ctx, bson.M{"run": i})
+		require.NoError(t, err)
+		n, err := coll.CountDocuments(ctx, bson.M{})
+		require.NoError(t, err)
+		assert.Equal(t, want, n, "run %d sees the runs before it", i)
+		require.NoError(t, client.Disconnect(ctx))
+		require.NoError(t, s.Close())
+		require.NoError(t, s.Close(), "closing twice is harmless")
+	}
+}
+
+func TestEnvURIIsUsed(t *testing.T) {
+	t.Setenv(mongotest.EnvURI, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200&connectTimeoutMS=200")
+	_, err := mongotest.NewServer(context.Background())
+	require.Error(t, err, "MONGODB_URI wins over the embedded server")
+	assert.ErrorContains(t, err, mongotest.EnvURI)
+}
+
+func TestRequireSkipsWithReason(t *testing.T) {
+	s := mongotest.Start(t, mongotest.IgnoreEnv())
+	ran := false
+	t.Run("transactions", func(t *testing.T) {
+		s.Require(t, "transactions")
+		ran = true
+	})
+	assert.False(t, ran, "the embedded server has no transactions, so the subtest skipped")
+}
