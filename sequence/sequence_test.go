@@ -308,3 +308,52 @@ func TestCounterIgnoresTransaction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "the business write was rolled back")
 }
+
+func BenchmarkNextWarm(b *testing.B) {
+	ctx := context.Background()
+	a := newAlloc(b, srv.Database(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
+	s, err := a.Sequence("bench")
+	require.NoError(b, err)
+	_, err = s.Next(ctx)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNextParallel(b *testing.B) {
+	ctx := context.Background()
+	a := newAlloc(b, srv.Database(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
+	s, err := a.Sequence("bench")
+	require.NoError(b, err)
+	_, err = s.Next(ctx)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Next(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkNextWithRoundTrips takes numbers through block boundaries with
+// the default batch: what an insert-heavy process sees.
+func BenchmarkNextWithRoundTrips(b *testing.B) {
+	ctx := context.Background()
+	a := newAlloc(b, srv.Database(b))
+	s, err := a.Sequence("bench")
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(a.RoundTrips())*10000/float64(b.N), "roundtrips/10k")
+}
