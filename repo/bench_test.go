@@ -97,3 +97,22 @@ func BenchmarkInsertManyRepo1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInsertRepoConvertOnly has listeners that never read the
+// document, so the repository lets the driver encode the model once.
+func BenchmarkInsertRepoConvertOnly(b *testing.B) {
+	bus := events.NewBus()
+	for range 3 {
+		bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }), events.On(events.BeforeConvert))
+	}
+	r, err := repo.New[*plain](bus, repo.WithDatabase(srv.Database(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := r.Insert(ctx, &plain{Name: "bench", Age: i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
