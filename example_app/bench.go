@@ -36,12 +36,7 @@ type BenchUser struct {
 
 // BenchBulk is BenchUser in its own collection, so that the bulk phase
 // writes into a collection as fresh as the raw side's.
-type BenchBulk struct {
-	mgm.DefaultModel `bson:",inline"`
-	UserID           string `bson:"userId" auto:"uuid"`
-	LongID           int64  `bson:"longId" auto:"inc"`
-	UserName         string `bson:"userName"`
-}
+type BenchBulk BenchUser
 
 // BenchPlain is a plain mgm model, for the comparison with mgm itself.
 type BenchPlain struct {

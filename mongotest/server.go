@@ -297,3 +297,21 @@ func UniqueName(base string) string {
 	}
 	return fmt.Sprintf("%s_%d_%d", name, os.Getpid(), dbSeq.Add(1))
 }
+
+// Main is a TestMain for packages whose tests share one server: it starts
+// the server (or connects to MONGODB_URI), stores it in *srv, runs the
+// tests, closes the server and returns the exit code.
+//
+//	var srv *mongotest.Server
+//
+//	func TestMain(m *testing.M) { os.Exit(mongotest.Main(m, &srv)) }
+func Main(m interface{ Run() int }, srv **Server) int {
+	s, err := NewServer(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*srv = s
+	defer s.Close()
+	return m.Run()
+}

@@ -419,3 +419,38 @@ func TestListenerForOneModel(t *testing.T) {
 	require.NoError(t, tags.Insert(ctx, &tagged{ID: "t"}))
 	assert.Equal(t, []string{"BeforeSave p"}, seen)
 }
+
+// note has a string _id the driver fills when it is empty.
+type note struct {
+	ID   string `bson:"_id,omitempty"`
+	Text string `bson:"text"`
+}
+
+func (n *note) PrepareID(id any) (any, error) { return id, nil }
+func (n *note) GetID() any                    { return n.ID }
+func (n *note) SetID(id any)                  { n.ID = id.(string) } // panics on an ObjectID
+
+// memo's _id is whatever the driver generates.
+type memo struct {
+	ID   any    `bson:"_id,omitempty"`
+	Text string `bson:"text"`
+}
+
+func (m *memo) PrepareID(id any) (any, error) { return id, nil }
+func (m *memo) GetID() any                    { return m.ID }
+func (m *memo) SetID(id any)                  { m.ID = id }
+
+func TestDriverGeneratedIDs(t *testing.T) {
+	_, notes, db := setup[*note](t, nil)
+	n := &note{Text: "a"}
+	err := notes.Insert(ctx, n)
+	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(primitive.ObjectID) panicked")
+	assert.Equal(t, int64(1), count(t, db, "notes", nil), "the error says it was written, and it was")
+
+	_, memos, db2 := setup[*memo](t, nil)
+	ms := []*memo{{Text: "x"}, {Text: "y"}}
+	require.NoError(t, memos.InsertMany(ctx, ms))
+	require.NotNil(t, ms[0].ID, "InsertMany gives models the IDs the driver generated")
+	assert.NotEqual(t, ms[0].ID, ms[1].ID)
+	assert.Equal(t, int64(1), count(t, db2, "memos", bson.M{"_id": ms[1].ID, "text": "y"}))
+}

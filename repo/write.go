@@ -77,6 +77,10 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 		if err == nil {
 			break
 		}
+		var written *writtenError
+		if errors.As(err, &written) {
+			return r.wrap(method, err) // stored: keep the model as written
+		}
 		retry, err := r.retryable(ctx, e, err, attempt)
 		r.schema.ResetAuto(mv, zero) // keys given for this attempt were not stored
 		if retry {
@@ -130,7 +134,9 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 	case events.OpInsert:
 		var ir *mongo.InsertOneResult
 		if ir, err = r.coll.InsertOne(ctx, doc); err == nil && !u.genID {
-			err = setID(m, ir.InsertedID)
+			if err := setID(m, ir.InsertedID); err != nil {
+				return nil, err
+			}
 		}
 	case events.OpReplace:
 		opts := options.Replace().SetUpsert(r.schema.Version == nil)
@@ -257,6 +263,12 @@ func setInt(v reflect.Value, n int64) {
 	}
 }
 
+// writtenError is a failure after the document was stored.
+type writtenError struct{ err error }
+
+func (w *writtenError) Error() string { return w.err.Error() }
+func (w *writtenError) Unwrap() error { return w.err }
+
 // setID gives m the ID the driver generated, turning a panic in the
 // model's SetID (mgm's IDField asserts an ObjectID) into an error.
 func setID(m mgm.Model, id any) (err error) {
@@ -265,7 +277,7 @@ func setID(m mgm.Model, id any) (err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("the document was written, but %T.SetID(%T) panicked: %v", m, id, v)
+			err = &writtenError{fmt.Errorf("the document was written, but %T.SetID(%T) panicked: %v", m, id, v)}
 		}
 	}()
 	m.SetID(id)
@@ -341,8 +353,15 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 			}
 			docs[i], undos[i] = doc, u
 		}
-		_, err := r.coll.InsertMany(ctx, docs[from:])
+		res, err := r.coll.InsertMany(ctx, docs[from:])
 		if err == nil {
+			for i, id := range res.InsertedIDs {
+				if !undos[from+i].genID {
+					if err := setID(ms[from+i], id); err != nil {
+						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
+					}
+				}
+			}
 			break
 		}
 		failed := from + firstFailed(err)

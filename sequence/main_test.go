@@ -1,8 +1,6 @@
 package sequence_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -14,15 +12,7 @@ var srv *mongotest.Server
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
-		os.Exit(childMain())
+		os.Exit(childMain()) // re-executed as a writer process
 	}
-	s, err := mongotest.NewServer(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv = s
-	code := m.Run()
-	s.Close()
-	os.Exit(code)
+	os.Exit(mongotest.Main(m, &srv))
 }

@@ -309,13 +309,19 @@ func TestCounterIgnoresTransaction(t *testing.T) {
 	assert.Zero(t, n, "the business write was rolled back")
 }
 
-func BenchmarkNextWarm(b *testing.B) {
-	ctx := context.Background()
+// warmSequence returns a sequence whose block will outlast the benchmark.
+func warmSequence(b *testing.B) *sequence.Sequence {
 	a := newAlloc(b, srv.Database(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
 	s, err := a.Sequence("bench")
 	require.NoError(b, err)
-	_, err = s.Next(ctx)
+	_, err = s.Next(context.Background())
 	require.NoError(b, err)
+	return s
+}
+
+func BenchmarkNextWarm(b *testing.B) {
+	ctx := context.Background()
+	s := warmSequence(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Next(ctx); err != nil {
@@ -326,11 +332,7 @@ func BenchmarkNextWarm(b *testing.B) {
 
 func BenchmarkNextParallel(b *testing.B) {
 	ctx := context.Background()
-	a := newAlloc(b, srv.Database(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
-	s, err := a.Sequence("bench")
-	require.NoError(b, err)
-	_, err = s.Next(ctx)
-	require.NoError(b, err)
+	s := warmSequence(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
