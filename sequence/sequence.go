@@ -192,7 +192,9 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 		last, err := s.reserve(ctx, hint, n)
 		cancel()
 		s.mu.Lock()
-		s.inflight = nil
+		if s.inflight == op { // invalidate may have started another since
+			s.inflight = nil
+		}
 		if err != nil {
 			op.err = fmt.Errorf("sequence %q: reserving %d numbers: %w", s.name, n, err)
 			s.a.cfg.logger.Warn("sequence: reserving a block failed", "sequence", s.name, "size", n, "err", err)

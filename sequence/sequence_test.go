@@ -359,3 +359,53 @@ func BenchmarkNextWithRoundTrips(b *testing.B) {
 	}
 	b.ReportMetric(float64(a.RoundTrips())*10000/float64(b.N), "roundtrips/10k")
 }
+
+// TestAdvanceWhileTaking moves the counter past "data" while goroutines
+// take numbers: every number stays distinct, and every number taken after
+// the move returned is past it.
+func TestAdvanceWhileTaking(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithBatch(10))
+		s, err := a.Sequence("moving")
+		require.NoError(t, err)
+		var mu sync.Mutex
+		var all []int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3000 {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					v, err := s.Next(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					all = append(all, v)
+					mu.Unlock()
+				}
+			}()
+		}
+		for i := range 5 {
+			past := int64((i + 1) * 10000)
+			require.NoError(t, s.AdvancePast(ctx, past))
+			v, err := s.Next(ctx)
+			require.NoError(t, err)
+			assert.Greater(t, v, past)
+			mu.Lock()
+			all = append(all, v)
+			mu.Unlock()
+		}
+		close(stop)
+		wg.Wait()
+		requireDistinct(t, all, len(all))
+	})
+}
