@@ -188,7 +188,8 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		var err error
 		if e.Batch == nil {
-			err = k.fillOne(ctx, p, f, fv)
+			one := [1]reflect.Value{fv}
+			err = k.fillValues(ctx, p, f, one[:])
 		} else {
 			// The first model of a batch that lacks this key gets it for
 			// the whole rest of the batch, from one reservation; the later
@@ -200,25 +201,6 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 	}
 	return nil
-}
-
-// fillOne sets the zero field fv of one model.
-func (k *AutoKeys) fillOne(ctx context.Context, p *plan, f *fieldPlan, fv reflect.Value) error {
-	if f.Kind == model.UUID {
-		if err := setUUID(fv, f.AutoField); err != nil {
-			return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
-		}
-		return nil
-	}
-	seq, period, err := k.sequenceFor(f)
-	if err != nil {
-		return err
-	}
-	n, err := seq.Next(ctx)
-	if err != nil {
-		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
-	}
-	return k.setNumber(p, f, seq, fv, period, n)
 }
 
 // setNumber stores n, or the order number made from it, in fv.
@@ -241,11 +223,16 @@ func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv r
 func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any) error {
 	var targets []reflect.Value
 	for _, m := range models {
-		fv := f.Value(reflect.ValueOf(m).Elem())
-		if fv.IsZero() {
+		if fv := f.Value(reflect.ValueOf(m).Elem()); fv.IsZero() {
 			targets = append(targets, fv)
 		}
 	}
+	return k.fillValues(ctx, p, f, targets)
+}
+
+// fillValues gives each of the zero fields targets a key; the numbers come
+// from one reservation at most.
+func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, targets []reflect.Value) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -261,7 +248,11 @@ func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any
 	if err != nil {
 		return err
 	}
-	nums := make([]int64, len(targets))
+	var one [1]int64
+	nums := one[:]
+	if len(targets) > 1 {
+		nums = make([]int64, len(targets))
+	}
 	if err := seq.NextN(ctx, nums); err != nil {
 		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
 	}
