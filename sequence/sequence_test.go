@@ -13,7 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/event"
 	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+	"go.mongodb.org/mongo-driver/mongo/writeconcern"
 )
 
 // forEachStrategy runs f once per strategy. Atomic needs a server whose
@@ -408,4 +411,43 @@ func TestAdvanceWhileTaking(t *testing.T) {
 		wg.Wait()
 		requireDistinct(t, all, len(all))
 	})
+}
+
+// TestCounterWriteConcern watches the commands the allocator sends: every
+// counter write asks for majority by default, or what WithWriteConcern says.
+func TestCounterWriteConcern(t *testing.T) {
+	for name, c := range map[string]struct {
+		opts []sequence.Option
+		want string
+	}{
+		"default": {nil, `"w": "majority"`},
+		"w1":      {[]sequence.Option{sequence.WithWriteConcern(writeconcern.W1())}, `"w": {"$numberInt":"1"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var writes []string
+			mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+				if e.CommandName == "insert" || e.CommandName == "findAndModify" || e.CommandName == "update" {
+					wc, _ := e.Command.LookupErr("writeConcern")
+					mu.Lock()
+					writes = append(writes, e.CommandName+" "+wc.String())
+					mu.Unlock()
+				}
+			}}
+			client, err := srv.Client(context.Background(), options.Client().SetMonitor(mon))
+			require.NoError(t, err)
+			defer client.Disconnect(context.Background())
+			a := newAlloc(t, client.Database(srv.Database(t).Name()), append(c.opts, sequence.WithBatch(1))...)
+			for range 3 {
+				_, err := a.Next(context.Background(), "wc")
+				require.NoError(t, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, writes)
+			for _, w := range writes {
+				assert.Contains(t, w, c.want)
+			}
+		})
+	}
 }
