@@ -26,17 +26,9 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
-// BenchUser is the benchmark's model: the reference design's User.
-type BenchUser struct {
-	mgm.DefaultModel `bson:",inline"`
-	UserID           string `bson:"userId" auto:"uuid"`
-	LongID           int64  `bson:"longId" auto:"inc"`
-	UserName         string `bson:"userName"`
-}
-
-// BenchBulk is BenchUser in its own collection, so that the bulk phase
-// writes into a collection as fresh as the raw side's.
-type BenchBulk BenchUser
+// BenchBulk is the demo's User in its own collection, so that the bulk
+// phase writes into a collection as fresh as the raw side's.
+type BenchBulk User
 
 // BenchPlain is a plain mgm model, for the comparison with mgm itself.
 type BenchPlain struct {
@@ -193,7 +185,7 @@ func bench(ctx context.Context, out io.Writer, uri, dbName string, c benchConfig
 	}
 	bus := events.NewBus()
 	bus.Register(keys)
-	users, err := repo.New[*BenchUser](bus, repo.WithDatabase(db))
+	users, err := repo.New[*User](bus, repo.WithDatabase(db))
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +199,13 @@ func bench(ctx context.Context, out io.Writer, uri, dbName string, c benchConfig
 	}
 	counters := db.Collection("naive_counters")
 	var local int64
-	rawDoc := func() *BenchUser {
+	rawDoc := func() *User {
 		local++
-		u := &BenchUser{UserID: uuid.NewString(), LongID: local, UserName: "bench"}
+		u := &User{UserID: uuid.NewString(), LongID: local, UserName: "bench"}
 		return u
 	}
 	// Warm up every path once: indexes, counters, connections.
-	if err := users.Insert(ctx, &BenchUser{UserName: "warm"}); err != nil {
+	if err := users.Insert(ctx, &User{UserName: "warm"}); err != nil {
 		return nil, err
 	}
 	if _, err := rawColl.InsertOne(ctx, rawDoc()); err != nil {
@@ -226,7 +218,7 @@ func bench(ctx context.Context, out io.Writer, uri, dbName string, c benchConfig
 		return err
 	}}
 	lib := &variant{name: "repo", op: func(ctx context.Context, _ int) error {
-		return users.Insert(ctx, &BenchUser{UserName: "bench"})
+		return users.Insert(ctx, &User{UserName: "bench"})
 	}}
 	naive := &variant{name: "naive", op: func(ctx context.Context, _ int) error {
 		var doc struct {
@@ -240,7 +232,7 @@ func bench(ctx context.Context, out io.Writer, uri, dbName string, c benchConfig
 		local++
 		// FerretDB's findAndModify is not atomic, so the raw number is
 		// only timed here; the stored one stays unique.
-		_, err = naiveColl.InsertOne(ctx, &BenchUser{UserID: uuid.NewString(), LongID: local, UserName: "bench"})
+		_, err = naiveColl.InsertOne(ctx, &User{UserID: uuid.NewString(), LongID: local, UserName: "bench"})
 		return err
 	}}
 	trips0 := keys.Allocator().RoundTrips()
@@ -365,7 +357,7 @@ func bench(ctx context.Context, out io.Writer, uri, dbName string, c benchConfig
 		}
 	})
 	mbus2 := events.NewBus()
-	mbus2.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }), events.ForModel[*BenchUser]())
+	mbus2.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }), events.ForModel[*User]())
 	matched := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -4,9 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
-	"github.com/mgmevents/mgmevents/repo"
 )
 
 // Against the embedded server in this process: compare with each other.
@@ -28,17 +26,7 @@ func BenchmarkInsertManyRaw1000(b *testing.B) {
 }
 
 func BenchmarkInsertManyAutoKeys1000(b *testing.B) {
-	db := srv.Database(b)
-	keys, err := listeners.NewAutoKeys(db, listeners.WithoutIndexes())
-	if err != nil {
-		b.Fatal(err)
-	}
-	bus := events.NewBus()
-	bus.Register(keys)
-	users, err := repo.New[*User](bus, repo.WithDatabase(db))
-	if err != nil {
-		b.Fatal(err)
-	}
+	users, _, _ := keyed[*User](b, listeners.WithoutIndexes())
 	b.ReportAllocs()
 	for b.Loop() {
 		ms := make([]*User, 1000)
@@ -52,17 +40,7 @@ func BenchmarkInsertManyAutoKeys1000(b *testing.B) {
 }
 
 func BenchmarkInsertAutoKeys(b *testing.B) {
-	db := srv.Database(b)
-	keys, err := listeners.NewAutoKeys(db)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bus := events.NewBus()
-	bus.Register(keys)
-	users, err := repo.New[*User](bus, repo.WithDatabase(db))
-	if err != nil {
-		b.Fatal(err)
-	}
+	users, _, _ := keyed[*User](b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := users.Insert(ctx, &User{UserName: "bench"}); err != nil {
