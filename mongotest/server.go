@@ -119,7 +119,12 @@ func NewServer(ctx context.Context, opts ...Option) (*Server, error) {
 		defer close(s.done)
 		_ = f.Run(runCtx)
 	}()
-	s.URI = waitURI(f)
+	uri, err := waitURI(f, s.done)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.URI = uri
 	if err := s.probe(ctx, 100); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("mongotest: embedded FerretDB: %w", err)
@@ -127,12 +132,20 @@ func NewServer(ctx context.Context, opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// waitURI returns the listener's URI; FerretDB knows the port only once
-// Run has started listening.
-func waitURI(f *ferretdb.FerretDB) string {
+// waitURI returns the listener's URI. FerretDB knows the port only once
+// Run listens, and MongoDBURI blocks until then, so give up if Run ends or
+// takes too long.
+func waitURI(f *ferretdb.FerretDB, done <-chan struct{}) (string, error) {
 	ch := make(chan string, 1)
 	go func() { ch <- f.MongoDBURI() }()
-	return <-ch
+	select {
+	case uri := <-ch:
+		return uri, nil
+	case <-done:
+		return "", errors.New("mongotest: FerretDB stopped before it listened")
+	case <-time.After(30 * time.Second):
+		return "", errors.New("mongotest: FerretDB did not listen within 30s")
+	}
 }
 
 func redact(uri string) string {
