@@ -39,15 +39,12 @@ func (s *Sequence) move(ctx context.Context, v int64, force bool) error {
 		return err
 	}
 	s.invalidate()
-	if err := st.advance(ctx, s, v, force); err != nil {
+	last, err := st.advance(ctx, s, v, force)
+	if err != nil {
 		return fmt.Errorf("sequence %q: moving the counter to %d: %w", s.name, v, err)
 	}
 	s.mu.Lock()
-	if force {
-		s.end = v
-	} else {
-		s.end = max(s.end, v)
-	}
+	s.end = last // where the store says the next block may start
 	s.mu.Unlock()
 	return nil
 }

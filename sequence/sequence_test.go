@@ -451,3 +451,33 @@ func TestCounterWriteConcern(t *testing.T) {
 		})
 	}
 }
+
+// TestAdvanceInsideAnotherProcessBlock moves the counter to a number that
+// lies inside a block another process holds: the numbers after the move
+// must not overlap that block.
+func TestAdvanceInsideAnotherProcessBlock(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		db := srv.Database(t)
+		opts := []sequence.Option{sequence.WithStrategy(st), sequence.WithBatch(100), sequence.WithMaxGrowth(1)}
+		a, b := newAlloc(t, db, opts...), newAlloc(t, db, opts...)
+		sa, err := a.Sequence("shared")
+		require.NoError(t, err)
+		sb, err := b.Sequence("shared")
+		require.NoError(t, err)
+		var all []int64
+		take := func(s *sequence.Sequence, n int) {
+			for range n {
+				v, err := s.Next(ctx)
+				require.NoError(t, err)
+				all = append(all, v)
+			}
+		}
+		take(sa, 1) // a holds 1..100
+		take(sb, 1) // b holds 101..200
+		require.NoError(t, sa.AdvancePast(ctx, 150))
+		take(sa, 120)
+		take(sb, 99) // the rest of b's block
+		requireDistinct(t, all, len(all))
+	})
+}

@@ -22,8 +22,9 @@ type store interface {
 	// current returns the last number reserved by anyone, start-1 if none.
 	current(ctx context.Context, s *Sequence) (int64, error)
 	// advance makes the last reserved number at least past; with force it
-	// sets it to exactly past, even lower.
-	advance(ctx context.Context, s *Sequence, past int64, force bool) error
+	// sets it to exactly past, even lower. It returns the last reserved
+	// number it leaves, which is where this process's next claim may start.
+	advance(ctx context.Context, s *Sequence, past int64, force bool) (int64, error)
 }
 
 // maxAttempts bounds the retries of racing first uses and claim walks.
@@ -83,20 +84,22 @@ func (st *atomicStore) current(ctx context.Context, s *Sequence) (int64, error) 
 	return doc.Seq, err
 }
 
-func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, force bool) error {
+func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, force bool) (int64, error) {
 	op := "$max"
 	if force {
 		op = "$set"
 	}
 	for range maxAttempts {
+		var doc counterDoc
 		st.a.roundTrips.Add(1)
-		_, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}},
-			bson.D{{Key: op, Value: bson.D{{Key: "seq", Value: past}}}}, options.Update().SetUpsert(true))
+		err := st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
+			bson.D{{Key: op, Value: bson.D{{Key: "seq", Value: past}}}},
+			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
 		if !mongo.IsDuplicateKeyError(err) {
-			return err
+			return doc.Seq, err
 		}
 	}
-	return fmt.Errorf("counter %q: not advanced after %d attempts", s.name, maxAttempts)
+	return 0, fmt.Errorf("counter %q: not advanced after %d attempts", s.name, maxAttempts)
 }
 
 // claimStore settles each block by inserting a claim document whose _id is
@@ -216,16 +219,17 @@ func (st *claimStore) current(ctx context.Context, s *Sequence) (int64, error) {
 	return 0, fmt.Errorf("counter %q: claim chain longer than %d", s.name, maxAttempts)
 }
 
-func (st *claimStore) advance(ctx context.Context, s *Sequence, past int64, force bool) error {
+func (st *claimStore) advance(ctx context.Context, s *Sequence, past int64, force bool) (int64, error) {
 	end, err := st.current(ctx, s)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if force && past < end {
-		return fmt.Errorf("counter %q: lowering it from %d to %d would break the claim chain: %w", s.name, end, past, ErrUnsupported)
+		return 0, fmt.Errorf("counter %q: lowering it from %d to %d would break the claim chain: %w", s.name, end, past, ErrUnsupported)
 	}
-	_, err = st.claim(ctx, s, end, 0, past)
-	return err
+	// The chain's end, never past itself: past+1 is a place in the chain
+	// only if a claim ends at past.
+	return st.claim(ctx, s, end, 0, past)
 }
 
 // moveHint raises the counter document to hi, in the background: it only
