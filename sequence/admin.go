@@ -38,13 +38,14 @@ func (s *Sequence) move(ctx context.Context, v int64, force bool) error {
 	if err != nil {
 		return err
 	}
-	s.invalidate()
+	s.invalidate() // stop handing out cached numbers now
 	last, err := st.advance(ctx, s, v, force)
 	if err != nil {
 		return fmt.Errorf("sequence %q: moving the counter to %d: %w", s.name, v, err)
 	}
 	s.mu.Lock()
-	s.end = last // where the store says the next block may start
+	s.invalidateLocked() // and blocks fetched from the old place meanwhile
+	s.end = last         // where the store says the next block may start
 	s.mu.Unlock()
 	return nil
 }

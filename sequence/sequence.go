@@ -229,6 +229,10 @@ func (s *Sequence) reserve(ctx context.Context, hint, n int64) (int64, error) {
 func (s *Sequence) invalidate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.invalidateLocked()
+}
+
+func (s *Sequence) invalidateLocked() {
 	s.gen++
 	s.pending = nil
 	if b := s.cur.Load(); b != nil {
