@@ -8,7 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 	"go.mongodb.org/mongo-driver/bson/bsonrw"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 )
 
 // Registry returns a BSON registry with the driver's defaults plus a codec
@@ -44,7 +43,7 @@ func decodeUUID(_ bsoncodec.DecodeContext, vr bsonrw.ValueReader, v reflect.Valu
 	}
 	var u uuid.UUID
 	switch vr.Type() {
-	case bsontype.Binary:
+	case bson.TypeBinary:
 		data, sub, err := vr.ReadBinary()
 		if err != nil {
 			return err
@@ -53,7 +52,7 @@ func decodeUUID(_ bsoncodec.DecodeContext, vr bsonrw.ValueReader, v reflect.Valu
 			return fmt.Errorf("model: cannot decode binary subtype %#x of %d bytes into uuid.UUID", sub, len(data))
 		}
 		copy(u[:], data)
-	case bsontype.String:
+	case bson.TypeString:
 		s, err := vr.ReadString()
 		if err != nil {
 			return err
@@ -61,11 +60,11 @@ func decodeUUID(_ bsoncodec.DecodeContext, vr bsonrw.ValueReader, v reflect.Valu
 		if u, err = uuid.Parse(s); err != nil {
 			return fmt.Errorf("model: decoding uuid.UUID: %w", err)
 		}
-	case bsontype.Null:
+	case bson.TypeNull:
 		if err := vr.ReadNull(); err != nil {
 			return err
 		}
-	case bsontype.Undefined:
+	case bson.TypeUndefined:
 		if err := vr.ReadUndefined(); err != nil {
 			return err
 		}
