@@ -55,7 +55,7 @@ func ForType(t reflect.Type) Option { return func(r *registration) { r.model = t
 func maskOf(types []Type) uint16 {
 	var m uint16
 	for _, t := range types {
-		if t >= BeforeConvert && t <= AfterDelete {
+		if t >= BeforeConvert && t <= numTypes {
 			m |= 1 << t
 		}
 	}

@@ -1,8 +1,11 @@
 // Package events is the lifecycle event bus of mgmevents: Spring Data
-// MongoDB's seven mapping events for Go models, with typed listeners,
-// explicit ordering and errors that abort a write before it reaches the
-// database. The package does no database I/O; package repo publishes the
-// events around each operation.
+// MongoDB's seven mapping events for Go models, plus the query and update
+// events that let listeners see and rewrite every filter, update and
+// pipeline a repository sends, with typed listeners, explicit ordering and
+// errors that abort an operation before it reaches the database. The
+// package does no database I/O; package repo publishes the events around
+// each operation. And, Equalities and ParseUpdate help listeners edit
+// filters and updates of any shape.
 package events
 
 import (
@@ -12,7 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 )
 
-// Type names one of the seven lifecycle events.
+// Type names one of the lifecycle events.
 type Type uint8
 
 // The lifecycle events, with Spring Data MongoDB's names and meanings.
@@ -38,11 +41,29 @@ const (
 	// AfterDelete is published after the delete, with the filter, the
 	// model when there is one, and the number of documents deleted.
 	AfterDelete
+	// BeforeQuery is published before every operation that sends a filter
+	// or a pipeline to the server: reads, counts, Distinct, Aggregate,
+	// updates, deletes, find-and-modify, and the _id filters that Save and
+	// Update build. It carries Event.Filter, or Event.Pipeline for an
+	// Aggregate; a listener may replace either, and what the listeners
+	// leave is what is sent. It is the first event of its operation (after
+	// mgm's hooks), so every later event sees the final filter. An error
+	// aborts the operation, and nothing is sent.
+	BeforeQuery
+	// BeforeUpdate is published before an operator update (UpdateOne,
+	// UpdateMany, FindOneAndUpdate), upserts included, with the final
+	// filter, Event.Update (an update document or an update pipeline) and
+	// Event.Upsert. A listener may replace Event.Update, for instance to
+	// add $set or $setOnInsert fields (see ParseUpdate). An error aborts.
+	BeforeUpdate
+	// AfterUpdate is published after an operator update, with the matched,
+	// modified and upserted counts and the upserted ID.
+	AfterUpdate
 
 	numTypes = iota
 )
 
-var typeNames = [...]string{"", "BeforeConvert", "BeforeSave", "AfterSave", "AfterLoad", "AfterConvert", "BeforeDelete", "AfterDelete"}
+var typeNames = [...]string{"", "BeforeConvert", "BeforeSave", "AfterSave", "AfterLoad", "AfterConvert", "BeforeDelete", "AfterDelete", "BeforeQuery", "BeforeUpdate", "AfterUpdate"}
 
 // String returns the event's Spring name, such as "BeforeSave".
 func (t Type) String() string {
@@ -55,7 +76,11 @@ func (t Type) String() string {
 // Before reports whether t is published before the database is touched, so
 // that an error from its listeners aborts the operation.
 func (t Type) Before() bool {
-	return t == BeforeConvert || t == BeforeSave || t == BeforeDelete
+	switch t {
+	case BeforeConvert, BeforeSave, BeforeDelete, BeforeQuery, BeforeUpdate:
+		return true
+	}
+	return false
 }
 
 // Op names the repository operation that published an event.
@@ -70,9 +95,17 @@ const (
 	OpFind                     // FindByID, FindOne, Find and the iterators.
 	OpDelete                   // Delete of one model.
 	OpDeleteMany               // DeleteMany by filter.
+	OpUpdateOne                // UpdateOne: an operator update by filter.
+	OpUpdateMany               // UpdateMany: an operator update by filter.
+	OpFindOneAndUpdate         // FindOneAndUpdate.
+	OpFindOneAndDelete         // FindOneAndDelete.
+	OpAggregate                // Aggregate.
+	OpDistinct                 // Distinct.
+	OpCount                    // Count.
 )
 
-var opNames = [...]string{"", "Insert", "InsertMany", "Replace", "Update", "Find", "Delete", "DeleteMany"}
+var opNames = [...]string{"", "Insert", "InsertMany", "Replace", "Update", "Find", "Delete", "DeleteMany",
+	"UpdateOne", "UpdateMany", "FindOneAndUpdate", "FindOneAndDelete", "Aggregate", "Distinct", "Count"}
 
 // String returns the operation's name, such as "InsertMany".
 func (o Op) String() string {
@@ -82,8 +115,13 @@ func (o Op) String() string {
 	return "Op(" + strconv.Itoa(int(o)) + ")"
 }
 
-// Write reports whether o writes a model (insert, replace or update).
+// Write reports whether o writes a model (insert, replace or update). The
+// operator updates by filter do not: they publish BeforeUpdate instead.
 func (o Op) Write() bool { return o >= OpInsert && o <= OpUpdate }
+
+// OperatorUpdate reports whether o sends an operator update (UpdateOne,
+// UpdateMany, FindOneAndUpdate) and so publishes BeforeUpdate.
+func (o Op) OperatorUpdate() bool { return o >= OpUpdateOne && o <= OpFindOneAndUpdate }
 
 // Event is what listeners receive. It is valid only during the call: a
 // listener must not keep the pointer. The repository reuses one Event for
@@ -97,16 +135,39 @@ type Event struct {
 	Collection string
 	// ModelType is the model's Go type, such as *main.User.
 	ModelType reflect.Type
-	// Model is the model (a pointer). It is nil for AfterLoad, and for
-	// BeforeDelete and AfterDelete of a DeleteMany.
+	// Model is the model (a pointer) of an operation by model (Insert,
+	// Save, Update, Delete), or the model just decoded (AfterConvert). It is
+	// nil for AfterLoad and for the other events of operations by filter.
 	Model any
 	// Document is the encoded model (BeforeSave, AfterSave) or the document
 	// as read (AfterLoad, AfterConvert). To change it, assign a new one.
 	Document bson.Raw
-	// Filter is the filter of a delete, an update or a replace.
+	// Filter is the filter the operation sends: of a read, a count, a
+	// delete, an update or a replace. BeforeQuery's listeners may replace
+	// it; any value the driver accepts will do (bson.D, bson.M, a struct).
+	// Use And to add a condition to a filter of any shape.
 	Filter any
+	// Pipeline is Aggregate's pipeline (BeforeQuery may replace it; see
+	// Stages). It is nil for other operations.
+	Pipeline any
+	// Update is the update of UpdateOne, UpdateMany or FindOneAndUpdate:
+	// an update document of operators, or an update pipeline. BeforeUpdate's
+	// listeners may replace it; ParseUpdate edits either shape.
+	Update any
+	// Upsert reports whether the update may insert a document when none
+	// matches (options SetUpsert(true)).
+	Upsert bool
+	// Field is the field of a Distinct.
+	Field string
 	// DeletedCount is the number of documents deleted (AfterDelete).
 	DeletedCount int64
+	// MatchedCount, ModifiedCount and UpsertedCount are the counts of an
+	// operator update (AfterUpdate); UpsertedID is the _id of the document
+	// an upsert inserted, or nil. For FindOneAndUpdate, whose reply the
+	// driver does not pass on, MatchedCount and ModifiedCount are 1 when it
+	// returned a document, and the upsert fields stay unset.
+	MatchedCount, ModifiedCount, UpsertedCount int64
+	UpsertedID                                 any
 	// Batch holds every model of an InsertMany, in order, and Index is the
 	// position of Model in it. Batch is nil for other operations. Listeners
 	// may use it to serve the whole batch at once, as AutoKeys does to take

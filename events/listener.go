@@ -20,7 +20,8 @@ func (f ListenerFunc) HandleEvent(ctx context.Context, e *Event) error { return 
 
 // Lifecycle has one method per event, like Spring's
 // AbstractMongoEventListener. Embed Base to implement only the methods you
-// need, and register it with FromLifecycle.
+// need (and to keep compiling when an event is added), and register it with
+// FromLifecycle.
 type Lifecycle interface {
 	OnBeforeConvert(ctx context.Context, e *Event) error
 	OnBeforeSave(ctx context.Context, e *Event) error
@@ -29,6 +30,9 @@ type Lifecycle interface {
 	OnAfterConvert(ctx context.Context, e *Event) error
 	OnBeforeDelete(ctx context.Context, e *Event) error
 	OnAfterDelete(ctx context.Context, e *Event) error
+	OnBeforeQuery(ctx context.Context, e *Event) error
+	OnBeforeUpdate(ctx context.Context, e *Event) error
+	OnAfterUpdate(ctx context.Context, e *Event) error
 }
 
 // Base implements every Lifecycle method as a no-op. Embed it in a listener
@@ -56,6 +60,15 @@ func (Base) OnBeforeDelete(context.Context, *Event) error { return nil }
 // OnAfterDelete does nothing.
 func (Base) OnAfterDelete(context.Context, *Event) error { return nil }
 
+// OnBeforeQuery does nothing.
+func (Base) OnBeforeQuery(context.Context, *Event) error { return nil }
+
+// OnBeforeUpdate does nothing.
+func (Base) OnBeforeUpdate(context.Context, *Event) error { return nil }
+
+// OnAfterUpdate does nothing.
+func (Base) OnAfterUpdate(context.Context, *Event) error { return nil }
+
 // FromLifecycle adapts a Lifecycle to a Listener that calls the method named
 // after each event.
 func FromLifecycle(l Lifecycle) Listener { return lifecycle{l} }
@@ -78,13 +91,20 @@ func (a lifecycle) HandleEvent(ctx context.Context, e *Event) error {
 		return a.l.OnBeforeDelete(ctx, e)
 	case AfterDelete:
 		return a.l.OnAfterDelete(ctx, e)
+	case BeforeQuery:
+		return a.l.OnBeforeQuery(ctx, e)
+	case BeforeUpdate:
+		return a.l.OnBeforeUpdate(ctx, e)
+	case AfterUpdate:
+		return a.l.OnAfterUpdate(ctx, e)
 	}
 	return nil
 }
 
 // TypedFunc adapts a function that takes the model as T to a Listener. Pair
 // it with ForModel[T] so that it sees only T's events. The model argument is
-// the zero T when the event has no model (AfterLoad, DeleteMany).
+// the zero T when the event has no model (AfterLoad, the events of
+// operations by filter).
 func TypedFunc[T any](f func(ctx context.Context, e *Event, model T) error) Listener {
 	return ListenerFunc(func(ctx context.Context, e *Event) error {
 		m, _ := e.Model.(T)

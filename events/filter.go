@@ -1,0 +1,239 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsonrw"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+)
+
+// ErrBadDocument is returned, wrapped, for a filter, update or pipeline that
+// the helpers of this package cannot read as a document or an array of
+// documents.
+var ErrBadDocument = errors.New("events: not a document")
+
+// And returns a filter that matches what filter matches and also every
+// condition in cond: {$and: [filter, cond]}. filter may have any shape the
+// driver accepts (bson.D, bson.M, a map, a struct, bson.Raw); nil or an
+// empty document gives cond alone. The result is a conjunction, so nothing
+// in filter can widen it: an $or, a condition on the same field or any
+// nesting all stay inside cond. filter itself is not changed.
+//
+//	e.Filter = events.And(e.Filter, bson.E{Key: "tenant", Value: "acme"})
+func And(filter any, cond ...bson.E) bson.D {
+	c := bson.D(slices.Clone(cond))
+	if isEmpty(filter) {
+		return c
+	}
+	return bson.D{{Key: "$and", Value: bson.A{filter, c}}}
+}
+
+// isEmpty reports whether filter matches everything because it has no
+// conditions.
+func isEmpty(filter any) bool {
+	switch f := filter.(type) {
+	case nil:
+		return true
+	case bson.D:
+		return len(f) == 0
+	case bson.M:
+		return len(f) == 0
+	case map[string]any:
+		return len(f) == 0
+	case bson.Raw:
+		return len(f) <= 5
+	}
+	v := reflect.ValueOf(filter)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// Equalities returns the equality conditions of filter that MongoDB copies
+// into the document an upsert inserts: top-level `field: value` and
+// `field: {$eq: value}` conditions, and those of $and clauses, however
+// deeply nested. Regular expressions and conditions under $or or $nor are
+// not equalities. A path matched twice appears twice, in filter order.
+func Equalities(filter any) (bson.D, error) {
+	var out bson.D
+	err := equalities(filter, &out, 0)
+	return out, err
+}
+
+func equalities(filter any, out *bson.D, depth int) error {
+	if depth > 100 {
+		return fmt.Errorf("filter nested deeper than 100 $and levels: %w", ErrBadDocument)
+	}
+	d, err := ToD(filter)
+	if err != nil {
+		return err
+	}
+	for _, e := range d {
+		if e.Key == "$and" {
+			clauses, err := array(e.Value)
+			if err != nil {
+				return fmt.Errorf("$and: %w", err)
+			}
+			for _, c := range clauses {
+				if err := equalities(c, out, depth+1); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(e.Key, "$") {
+			continue // $or, $nor, $expr, $text, $where...
+		}
+		if v, ok := equalityValue(e.Value); ok {
+			*out = append(*out, bson.E{Key: e.Key, Value: v})
+		}
+	}
+	return nil
+}
+
+// equalityValue returns the value a condition requires equality with.
+func equalityValue(cond any) (any, bool) {
+	switch cond.(type) {
+	case primitive.Regex, *primitive.Regex:
+		return nil, false
+	case bson.D, bson.M, map[string]any, bson.Raw:
+		d, err := ToD(cond)
+		if err != nil || len(d) == 0 || !strings.HasPrefix(d[0].Key, "$") {
+			return cond, err == nil // an embedded document, compared whole
+		}
+		for _, op := range d {
+			if op.Key == "$eq" {
+				_, regex := op.Value.(primitive.Regex)
+				return op.Value, !regex
+			}
+		}
+		return nil, false
+	}
+	return cond, true
+}
+
+// ToD returns doc as a bson.D: a bson.D as it is, a map with its keys in
+// sorted order, and any other document (bson.Raw, a struct) decoded from
+// its BSON encoding with model.Registry(). nil gives nil.
+func ToD(doc any) (bson.D, error) {
+	switch d := doc.(type) {
+	case nil:
+		return nil, nil
+	case bson.D:
+		return d, nil
+	case bson.M:
+		return fromMap(d), nil
+	case map[string]any:
+		return fromMap(d), nil
+	case bson.Raw:
+		return decodeD(d)
+	case []byte:
+		return decodeD(d)
+	}
+	v := reflect.ValueOf(doc)
+	if k := v.Kind(); k == reflect.Slice || k == reflect.Array {
+		return nil, fmt.Errorf("%T is an array: %w", doc, ErrBadDocument)
+	}
+	raw, err := marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%T: %w: %w", doc, ErrBadDocument, err)
+	}
+	return decodeD(raw)
+}
+
+var registry = model.Registry()
+
+// marshal encodes doc with model.Registry().
+func marshal(doc any) (bson.Raw, error) {
+	var buf bytes.Buffer
+	vw, err := bsonrw.NewBSONValueWriter(&buf)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := bson.NewEncoder(vw)
+	if err == nil {
+		err = enc.SetRegistry(registry)
+	}
+	if err == nil {
+		err = enc.Encode(doc)
+	}
+	return buf.Bytes(), err
+}
+
+func fromMap(m map[string]any) bson.D {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	d := make(bson.D, len(keys))
+	for i, k := range keys {
+		d[i] = bson.E{Key: k, Value: m[k]}
+	}
+	return d
+}
+
+func decodeD(raw []byte) (bson.D, error) {
+	var d bson.D
+	dec, err := bson.NewDecoder(bsonrw.NewBSONDocumentReader(raw))
+	if err == nil {
+		err = dec.SetRegistry(registry)
+	}
+	if err == nil {
+		err = dec.Decode(&d)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDocument, err)
+	}
+	return d, nil
+}
+
+// array returns the elements of an array value of any slice type.
+func array(v any) ([]any, error) {
+	switch a := v.(type) {
+	case bson.A:
+		return a, nil
+	case []any:
+		return a, nil
+	case bson.D, bson.Raw, []byte:
+		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
+}
+
+// Stages returns an aggregation or update pipeline of any shape the driver
+// accepts (mongo.Pipeline, []bson.D, bson.A, []bson.M) as a new slice of
+// bson.D stages, so that a listener can add stages and assign the result
+// back:
+//
+//	st, err := events.Stages(e.Pipeline)
+//	e.Pipeline = append([]bson.D{{{Key: "$match", Value: cond}}}, st...)
+func Stages(pipeline any) ([]bson.D, error) {
+	if pipeline == nil {
+		return []bson.D{}, nil
+	}
+	elems, err := array(pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	out := make([]bson.D, len(elems))
+	for i, s := range elems {
+		if out[i], err = ToD(s); err != nil {
+			return nil, fmt.Errorf("pipeline stage %d: %w", i, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package events
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// Update is an update as a BeforeUpdate listener reads and extends it:
+// either a document of operators ($set, $inc, ...) or an update pipeline.
+// ParseUpdate copies what it changes, so the caller's update value is never
+// modified. A typical listener:
+//
+//	u, err := events.ParseUpdate(e.Update)
+//	if err != nil {
+//		return err
+//	}
+//	if !u.Touches("updatedAt") {
+//		u.Add("$set", "updatedAt", time.Now())
+//	}
+//	e.Update = u.Value()
+type Update struct {
+	ops    bson.D   // the operators, copied; nil for a pipeline
+	stages []bson.D // the pipeline, copied; nil for a document
+}
+
+// ParseUpdate reads update, an update document of operators or an update
+// pipeline of any shape the driver accepts. A nil update, an empty one, or
+// a document with a field that is not an operator (a replacement, which
+// Save writes) is an error wrapping ErrBadDocument.
+func ParseUpdate(update any) (*Update, error) {
+	if update == nil {
+		return nil, fmt.Errorf("nil update: %w", ErrBadDocument)
+	}
+	if IsPipeline(update) {
+		st, err := Stages(update)
+		if err != nil {
+			return nil, err
+		}
+		if len(st) == 0 {
+			return nil, fmt.Errorf("empty update pipeline: %w", ErrBadDocument)
+		}
+		return &Update{stages: st}, nil
+	}
+	d, err := ToD(update)
+	if err != nil {
+		return nil, fmt.Errorf("update: %w", err)
+	}
+	if err := CheckOperators(d); err != nil {
+		return nil, err
+	}
+	return &Update{ops: slices.Clone(d)}, nil
+}
+
+// IsPipeline reports whether update is an update pipeline (an array of
+// stages) rather than an update document.
+func IsPipeline(update any) bool {
+	switch update.(type) {
+	case nil, bson.D, bson.M, map[string]any, bson.Raw, []byte:
+		return false
+	}
+	_, err := array(update)
+	return err == nil
+}
+
+// CheckOperators returns an error wrapping ErrBadDocument unless every
+// field of the update document d is an operator, and there is one.
+func CheckOperators(d bson.D) error {
+	if len(d) == 0 {
+		return fmt.Errorf("empty update document: %w", ErrBadDocument)
+	}
+	for _, e := range d {
+		if !strings.HasPrefix(e.Key, "$") {
+			return fmt.Errorf("update field %q is not an operator such as $set (to replace a whole document, use Save): %w", e.Key, ErrBadDocument)
+		}
+	}
+	return nil
+}
+
+// IsPipeline reports whether u is an update pipeline.
+func (u *Update) IsPipeline() bool { return u.stages != nil }
+
+// Operators returns the update document's operators, or nil for a
+// pipeline. Treat it as read-only; change it with Add or SetOperator.
+func (u *Update) Operators() bson.D { return u.ops }
+
+// Stages returns the pipeline's stages, or nil for an update document.
+// Treat it as read-only; change it with Add or SetStages.
+func (u *Update) Stages() []bson.D { return u.stages }
+
+// Operator returns the fields of operator op (such as "$set") as a bson.D,
+// and whether the update has it.
+func (u *Update) Operator(op string) (bson.D, bool, error) {
+	for _, e := range u.ops {
+		if e.Key == op {
+			d, err := ToD(e.Value)
+			if err != nil {
+				return nil, true, fmt.Errorf("update %s: %w", op, err)
+			}
+			return d, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// SetOperator sets operator op to fields, replacing what it held, or
+// removes it when fields is empty.
+func (u *Update) SetOperator(op string, fields bson.D) {
+	i := slices.IndexFunc(u.ops, func(e bson.E) bool { return e.Key == op })
+	switch {
+	case i >= 0 && len(fields) == 0:
+		u.ops = slices.Delete(u.ops, i, i+1)
+	case i >= 0:
+		u.ops[i].Value = fields
+	case len(fields) > 0:
+		u.ops = append(u.ops, bson.E{Key: op, Value: fields})
+	}
+}
+
+// SetStages replaces the pipeline's stages.
+func (u *Update) SetStages(stages []bson.D) { u.stages = stages }
+
+// Touches reports whether the update writes path, a part of it or a
+// document that holds it: "a.b" is touched by $set of "a", "a.b" or
+// "a.b.c", and by $rename to or from any of them. In a pipeline, $set,
+// $addFields, $unset and $project stages are read, and $replaceRoot and
+// $replaceWith touch every path.
+func (u *Update) Touches(path string) bool {
+	for _, op := range u.ops {
+		d, err := ToD(op.Value)
+		if err != nil {
+			return true // unreadable: assume the worst
+		}
+		for _, f := range d {
+			if overlaps(f.Key, path) {
+				return true
+			}
+			if to, ok := f.Value.(string); ok && op.Key == "$rename" && overlaps(to, path) {
+				return true
+			}
+		}
+	}
+	for _, st := range u.stages {
+		for _, s := range st {
+			switch s.Key {
+			case "$replaceRoot", "$replaceWith":
+				return true
+			case "$unset":
+				names, err := array(s.Value)
+				if err != nil {
+					names = []any{s.Value}
+				}
+				for _, n := range names {
+					if n, ok := n.(string); ok && overlaps(n, path) {
+						return true
+					}
+				}
+			case "$set", "$addFields", "$project":
+				d, err := ToD(s.Value)
+				if err != nil {
+					return true
+				}
+				for _, f := range d {
+					if overlaps(f.Key, path) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// overlaps reports whether dotted paths a and b name the same field, or one
+// holds the other.
+func overlaps(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || (strings.HasPrefix(b, a) && b[len(a)] == '.')
+}
+
+// Add adds path: value to operator op of an update document ($set,
+// $setOnInsert, $inc, $unset, ...). On a pipeline, where operators do not
+// exist, it appends a stage that does the same: $set sets the value,
+// $setOnInsert sets it only where the field is missing (a pipeline cannot
+// tell an insert), and $inc adds to the field's value or to 0. Values go
+// into pipelines as $literal, so a string starting with "$" stays a string.
+// Add does not check that path is untouched; call Touches first.
+func (u *Update) Add(op, path string, value any) error {
+	if u.stages != nil {
+		lit := bson.D{{Key: "$literal", Value: value}}
+		var expr any
+		switch op {
+		case "$set":
+			expr = lit
+		case "$setOnInsert":
+			expr = bson.D{{Key: "$ifNull", Value: bson.A{"$" + path, lit}}}
+		case "$inc":
+			expr = bson.D{{Key: "$add", Value: bson.A{bson.D{{Key: "$ifNull", Value: bson.A{"$" + path, 0}}}, lit}}}
+		default:
+			return fmt.Errorf("update operator %s cannot be added to an update pipeline: %w", op, ErrBadDocument)
+		}
+		u.stages = append(u.stages, bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: expr}}}})
+		return nil
+	}
+	fields, _, err := u.Operator(op)
+	if err != nil {
+		return err
+	}
+	// A new slice: the caller's document may share fields' backing array.
+	fields = append(fields[:len(fields):len(fields)], bson.E{Key: path, Value: value})
+	u.SetOperator(op, fields)
+	return nil
+}
+
+// Value returns the update to assign to Event.Update: a bson.D of
+// operators, or a []bson.D pipeline.
+func (u *Update) Value() any {
+	if u.stages != nil {
+		return u.stages
+	}
+	return u.ops
+}
