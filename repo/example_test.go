@@ -53,6 +53,7 @@ func ExampleNew() {
 	// BeforeConvert Insert books
 	// BeforeSave Insert books
 	// AfterSave Insert books
+	// BeforeQuery Find books
 	// AfterLoad Find books
 	// AfterConvert Find books
 	// found: Go true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"reflect"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
@@ -41,11 +42,16 @@ func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*option
 
 func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options.FindOneOptions) (T, error) {
 	var zero T
+	e := r.event(ctx, events.OpFind)
+	filter, err := r.query(ctx, e, filter)
+	if err != nil {
+		return zero, err
+	}
 	raw, err := r.coll.FindOne(ctx, filter, opts...).Raw()
 	if err != nil {
 		return zero, err
 	}
-	return r.decode(ctx, r.event(ctx, events.OpFind), raw)
+	return r.decode(ctx, e, raw)
 }
 
 func orAll(filter any) any {
@@ -59,16 +65,13 @@ func orAll(filter any) any {
 // it, and publishes AfterConvert.
 func (r *Repository[T]) decode(ctx context.Context, e *events.Event, raw bson.Raw) (T, error) {
 	var zero T
-	if e != nil {
-		e.Model, e.Document = nil, raw
-		if err := r.publish(ctx, e, events.AfterLoad); err != nil {
-			return zero, err
-		}
-		raw = e.Document
+	raw, err := r.afterLoad(ctx, e, raw)
+	if err != nil {
+		return zero, err
 	}
 	m := r.newModel()
-	if err := bson.UnmarshalWithRegistry(r.reg, raw, m); err != nil {
-		return zero, fmt.Errorf("decoding %v: %w", r.schema.Type, err)
+	if err := r.unmarshal(raw, m); err != nil {
+		return zero, err
 	}
 	if e != nil {
 		e.Model = m
@@ -77,6 +80,28 @@ func (r *Repository[T]) decode(ctx context.Context, e *events.Event, raw bson.Ra
 		}
 	}
 	return m, nil
+}
+
+// afterLoad publishes AfterLoad for raw and returns the document as its
+// listeners left it.
+func (r *Repository[T]) afterLoad(ctx context.Context, e *events.Event, raw bson.Raw) (bson.Raw, error) {
+	if e == nil {
+		return raw, nil
+	}
+	e.Model, e.Document = nil, raw
+	if err := r.publish(ctx, e, events.AfterLoad); err != nil {
+		return nil, err
+	}
+	return e.Document, nil
+}
+
+// unmarshal decodes raw into v with the repository's registry; an error
+// names v's type and the document's _id.
+func (r *Repository[T]) unmarshal(raw bson.Raw, v any) error {
+	if err := bson.UnmarshalWithRegistry(r.reg, raw, v); err != nil {
+		return decodeError(reflect.TypeOf(v), raw, err)
+	}
+	return nil
 }
 
 // Find returns every model that matches filter (nil matches all). For large
@@ -105,11 +130,16 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 }
 
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
-	cur, err := r.coll.Find(ctx, orAll(filter), opts...)
+	e := r.event(ctx, events.OpFind)
+	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return nil, r.wrap(method, err)
 	}
-	return &Cursor[T]{r: r, cur: cur, e: r.event(ctx, events.OpFind), method: method}, nil
+	cur, err := r.coll.Find(ctx, filter, opts...)
+	if err != nil {
+		return nil, r.wrap(method, err)
+	}
+	return &Cursor[T]{r: r, cur: cur, e: e, method: method}, nil
 }
 
 // All iterates over the models that match filter, for use with range:
@@ -178,78 +208,46 @@ func (c *Cursor[T]) Err() error {
 func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 
 // Count returns the number of documents that match filter (nil matches
-// all). It publishes no events.
+// all), after BeforeQuery.
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.CountOptions) (int64, error) {
-	n, err := r.coll.CountDocuments(ctx, orAll(filter), opts...)
+	filter, err := r.query(ctx, r.event(ctx, events.OpCount), orAll(filter))
+	if err != nil {
+		return 0, r.wrap("Count", err)
+	}
+	n, err := r.coll.CountDocuments(ctx, filter, opts...)
 	if err != nil {
 		return 0, r.wrap("Count", err)
 	}
 	return n, nil
 }
 
-// Delete deletes m's document by its ID. Deleting a missing document is
-// not an error; AfterDelete's DeletedCount is then 0.
-func (r *Repository[T]) Delete(ctx context.Context, m T) error {
-	if _, err := r.check(m, "Delete"); err != nil {
-		return err
+// Distinct returns the distinct values of field among the documents that
+// match filter (nil matches all), after BeforeQuery, whose event carries
+// the field in Event.Field.
+func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, opts ...*options.DistinctOptions) ([]any, error) {
+	if field == "" {
+		return nil, r.wrap("Distinct", fmt.Errorf("empty field name: %w", ErrInvalidArgument))
 	}
-	if err := beforeDelete(ctx, m); err != nil {
-		return r.wrap("Delete", fmt.Errorf("model hook: %w", err))
-	}
-	filter := bson.D{{Key: "_id", Value: m.GetID()}}
-	e := r.event(ctx, events.OpDelete)
+	e := r.event(ctx, events.OpDistinct)
 	if e != nil {
-		e.Model, e.Filter = m, filter
+		e.Field = field
 	}
-	res, err := r.delete(ctx, e, filter, false)
+	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
-		return r.wrap("Delete", err)
+		return nil, r.wrap("Distinct", err)
 	}
-	if err := afterDelete(ctx, m, res); err != nil {
-		return r.wrap("Delete", fmt.Errorf("model hook after the delete: %w", err))
+	vals, err := r.coll.Distinct(ctx, field, filter, opts...)
+	if err != nil {
+		return nil, r.wrap("Distinct", err)
 	}
-	return nil
+	return vals, nil
 }
 
-// DeleteMany deletes every document that matches filter and returns how
-// many it deleted. A nil filter is refused; pass bson.D{} to delete all.
-func (r *Repository[T]) DeleteMany(ctx context.Context, filter any) (int64, error) {
-	if filter == nil {
-		return 0, r.wrap("DeleteMany", fmt.Errorf("nil filter; pass bson.D{} to delete every document: %w", ErrInvalidArgument))
+// decodeError says which document of which type failed to decode.
+func decodeError(t reflect.Type, raw bson.Raw, err error) error {
+	if id, lerr := raw.LookupErr("_id"); lerr == nil {
+		return fmt.Errorf("decoding %v, document _id %v: %w", t, id, err)
 	}
-	e := r.event(ctx, events.OpDeleteMany)
-	if e != nil {
-		e.Filter = filter
-	}
-	res, err := r.delete(ctx, e, filter, true)
-	if err != nil {
-		return 0, r.wrap("DeleteMany", err)
-	}
-	return res.DeletedCount, nil
+	return fmt.Errorf("decoding %v, a document without _id: %w", t, err)
 }
 
-func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any, many bool) (*mongo.DeleteResult, error) {
-	if err := r.publish(ctx, e, events.BeforeDelete); err != nil {
-		return nil, err
-	}
-	if e != nil {
-		filter = e.Filter
-	}
-	var res *mongo.DeleteResult
-	var err error
-	if many {
-		res, err = r.coll.DeleteMany(ctx, filter)
-	} else {
-		res, err = r.coll.DeleteOne(ctx, filter)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if e != nil {
-		e.DeletedCount = res.DeletedCount
-		if err := r.publish(ctx, e, events.AfterDelete); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
-}

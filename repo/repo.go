@@ -141,6 +141,24 @@ func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type}
 }
 
+// query publishes BeforeQuery for filter, and returns the filter its
+// listeners left, which is what the operation sends. A nil e publishes
+// nothing and returns filter.
+func (r *Repository[T]) query(ctx context.Context, e *events.Event, filter any) (any, error) {
+	if e == nil {
+		return filter, nil
+	}
+	e.Filter = filter
+	if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
+		return nil, err
+	}
+	if e.Filter == nil {
+		// Fail closed: a nil filter would match every document.
+		return nil, fmt.Errorf("a BeforeQuery listener left a nil filter: %w", ErrInvalidArgument)
+	}
+	return e.Filter, nil
+}
+
 // publish publishes e as type t; a nil e publishes nothing.
 func (r *Repository[T]) publish(ctx context.Context, e *events.Event, t events.Type) error {
 	if e == nil {

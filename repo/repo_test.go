@@ -61,7 +61,7 @@ func TestEventTable(t *testing.T) {
 
 	u.Name = "zwt2"
 	require.NoError(t, users.Save(ctx, u))
-	assert.Equal(t, []string{"Updating", "Saving", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "Save of a stored model")
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "Save of a stored model")
 
 	fresh := &hooked{Name: "new", j: j}
 	require.NoError(t, users.Save(ctx, fresh))
@@ -69,7 +69,7 @@ func TestEventTable(t *testing.T) {
 
 	u.Name = "zwt3"
 	require.NoError(t, users.Update(ctx, u))
-	assert.Equal(t, []string{"Updating", "Saving", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "Update")
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "Update")
 
 	require.NoError(t, users.InsertMany(ctx, []*hooked{{Name: "a", j: j}, {Name: "b", j: j}}))
 	assert.Equal(t, []string{
@@ -82,30 +82,64 @@ func TestEventTable(t *testing.T) {
 	got, err := users.FindByID(ctx, u.ID.Hex())
 	require.NoError(t, err)
 	assert.Equal(t, "zwt3", got.Name)
-	assert.Equal(t, []string{"AfterLoad", "AfterConvert"}, take(), "FindByID")
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "FindByID")
 
 	_, err = users.FindOne(ctx, bson.M{"name": "a"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"AfterLoad", "AfterConvert"}, take(), "FindOne")
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "FindOne")
 
 	all, err := users.Find(ctx, nil, options.Find().SetSort(bson.M{"name": 1}))
 	require.NoError(t, err)
 	assert.Len(t, all, 4)
-	assert.Equal(t, []string{"AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert"}, take(), "Find")
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert"}, take(), "Find")
+
+	for range users.All(ctx, bson.M{"name": "a"}) {
+	}
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "All")
 
 	n, err := users.Count(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), n)
-	assert.Empty(t, take(), "Count publishes nothing")
+	assert.Equal(t, []string{"BeforeQuery"}, take(), "Count")
+
+	names, err := users.Distinct(ctx, "name", nil)
+	require.NoError(t, err)
+	assert.Len(t, names, 4)
+	assert.Equal(t, []string{"BeforeQuery"}, take(), "Distinct")
+
+	var agg []*hooked
+	require.NoError(t, users.Aggregate(ctx, mongo.Pipeline{{{Key: "$match", Value: bson.M{"name": "a"}}}}, &agg))
+	assert.Len(t, agg, 1)
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "Aggregate into T")
+	var raw []bson.M
+	require.NoError(t, users.Aggregate(ctx, mongo.Pipeline{{{Key: "$match", Value: bson.M{"name": "a"}}}}, &raw))
+	assert.Len(t, raw, 1)
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad"}, take(), "Aggregate into another type")
+
+	_, err = users.UpdateOne(ctx, bson.M{"name": "a"}, bson.M{"$set": bson.M{"tag": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery", "BeforeUpdate", "AfterUpdate"}, take(), "UpdateOne (no mgm hooks: no model)")
+	_, err = users.UpdateMany(ctx, bson.D{}, bson.M{"$set": bson.M{"tag": 2}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery", "BeforeUpdate", "AfterUpdate"}, take(), "UpdateMany")
+	_, err = users.UpdateOne(ctx, bson.M{"name": "up"}, bson.M{"$set": bson.M{"tag": 3}}, options.Update().SetUpsert(true))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery", "BeforeUpdate", "AfterUpdate"}, take(), "upsert")
+	_, err = users.FindOneAndUpdate(ctx, bson.M{"name": "up"}, bson.M{"$set": bson.M{"tag": 4}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery", "BeforeUpdate", "AfterUpdate", "AfterLoad", "AfterConvert"}, take(), "FindOneAndUpdate")
+	_, err = users.FindOneAndDelete(ctx, bson.M{"name": "up"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery", "BeforeDelete", "AfterDelete", "AfterLoad", "AfterConvert"}, take(), "FindOneAndDelete")
 
 	u.j = j
 	require.NoError(t, users.Delete(ctx, u))
-	assert.Equal(t, []string{"Deleting", "BeforeDelete", "AfterDelete", "Deleted"}, take(), "Delete")
+	assert.Equal(t, []string{"Deleting", "BeforeQuery", "BeforeDelete", "AfterDelete", "Deleted"}, take(), "Delete")
 
 	deleted, err := users.DeleteMany(ctx, bson.M{"name": bson.M{"$in": []string{"a", "b"}}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), deleted)
-	assert.Equal(t, []string{"BeforeDelete", "AfterDelete"}, take(), "DeleteMany")
+	assert.Equal(t, []string{"BeforeQuery", "BeforeDelete", "AfterDelete"}, take(), "DeleteMany")
 	assert.Equal(t, int64(1), count(t, db, "hookeds", nil))
 }
 
@@ -134,10 +168,12 @@ func TestEventContents(t *testing.T) {
 	seen = nil
 	_, err := users.DeleteMany(ctx, bson.M{"name": "zwt"})
 	require.NoError(t, err)
-	require.Len(t, seen, 2)
+	require.Len(t, seen, 3)
+	assert.Equal(t, events.OpDeleteMany, seen[0].Op)
 	assert.Nil(t, seen[0].Model, "DeleteMany has no model")
-	assert.Equal(t, bson.M{"name": "zwt"}, seen[0].Filter)
-	assert.Equal(t, int64(1), seen[1].DeletedCount)
+	assert.Equal(t, bson.M{"name": "zwt"}, seen[0].Filter, "BeforeQuery has the filter")
+	assert.Equal(t, bson.M{"name": "zwt"}, seen[1].Filter, "BeforeDelete too")
+	assert.Equal(t, int64(1), seen[2].DeletedCount)
 }
 
 var errRefused = errors.New("refused")
@@ -400,7 +436,7 @@ func TestEventsCanBeSwitchedOff(t *testing.T) {
 	assert.Empty(t, j.lines)
 	_, err = users.Find(ctx, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"AfterLoad", "AfterConvert"}, j.lines)
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, j.lines)
 }
 
 func TestListenerForOneModel(t *testing.T) {

@@ -71,9 +71,15 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 	if e != nil {
 		e.Model, e.Unset = m, zero
 	}
+	var filter any
+	if op != events.OpInsert {
+		if filter, err = r.query(ctx, e, r.modelFilter(m, mv)); err != nil {
+			return r.wrap(method, err)
+		}
+	}
 	var res *mongo.UpdateResult
 	for attempt := 0; ; attempt++ {
-		res, err = r.attempt(ctx, e, m, mv, op)
+		res, err = r.attempt(ctx, e, m, mv, op, filter)
 		if err == nil {
 			break
 		}
@@ -115,10 +121,21 @@ func (r *Repository[T]) retryable(ctx context.Context, e *events.Event, err erro
 	return retry, err
 }
 
-// attempt runs BeforeConvert, encodes, runs BeforeSave and writes. On
-// failure it undoes what it set on the model (a generated ID, a version).
-func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (*mongo.UpdateResult, error) {
-	doc, u, err := r.prepare(ctx, e, m, mv, op)
+// modelFilter is the filter of a replace or update by model: its _id, and
+// for a versioned model the version it was read at.
+func (r *Repository[T]) modelFilter(m T, mv reflect.Value) bson.D {
+	f := bson.D{{Key: "_id", Value: m.GetID()}}
+	if vf := r.schema.Version; vf != nil {
+		f = append(f, bson.E{Key: vf.BSON, Value: intOf(vf.Value(mv.Elem()))})
+	}
+	return f
+}
+
+// attempt runs BeforeConvert, encodes, runs BeforeSave and writes, with
+// filter for a replace or an update. On failure it undoes what it set on
+// the model (a generated ID, a version).
+func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (*mongo.UpdateResult, error) {
+	doc, u, err := r.prepare(ctx, e, m, mv, op, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +193,7 @@ type undo struct {
 	old        int64 // the version it was read at
 	hadVersion bool
 	version    reflect.Value // the version field's value before the write
-	filter     bson.D
+	filter     any
 }
 
 // undo takes back what prepare set on m.
@@ -194,10 +211,10 @@ func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 // encodes the model once and publishes BeforeSave. It returns what to
 // write: the document as BeforeSave's listeners left it, or else the model
 // itself, which the driver then encodes once with the same registry.
-func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op) (any, undo, error) {
-	var u undo
+func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (any, undo, error) {
+	u := undo{filter: filter}
 	if e != nil {
-		e.Document, e.Filter = nil, nil
+		e.Document, e.Filter = nil, filter
 	}
 	if op == events.OpInsert {
 		// Before BeforeConvert, so that every event of the insert names
@@ -211,9 +228,6 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 		r.undo(&u, m, mv)
 		return nil, u, err
 	}
-	if op != events.OpInsert {
-		u.filter = bson.D{{Key: "_id", Value: m.GetID()}}
-	}
 	if vf := r.schema.Version; vf != nil {
 		f := vf.Value(mv.Elem())
 		u.hadVersion, u.version = true, reflect.New(f.Type()).Elem()
@@ -226,8 +240,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 			if uint64(old) >= vf.Max {
 				return nil, u, fmt.Errorf("version of %v overflows %v", r.schema.Type, f.Type())
 			}
-			u.filter = append(u.filter, bson.E{Key: vf.BSON, Value: old})
-			u.versioned, u.old = true, old
+			u.versioned, u.old = true, old // modelFilter holds old
 			setInt(f, old+1)
 		}
 	}
@@ -236,7 +249,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	}
 	doc, err := r.encode(m)
 	if err == nil {
-		e.Document, e.Filter = doc, u.filter
+		e.Document = doc
 		if err = r.publish(ctx, e, events.BeforeSave); err == nil {
 			doc = e.Document
 		}
@@ -299,109 +312,3 @@ func isZeroID(id any) bool {
 	return rv.IsZero() || (rv.Kind() == reflect.Pointer && rv.IsNil())
 }
 
-// InsertMany inserts ms with one driver InsertMany. mgm's Creating and
-// Saving hooks run for every model first, then BeforeConvert and BeforeSave
-// for each in turn (Event.Batch holds them all, so AutoKeys takes all its
-// numbers in one round trip); any error there aborts with nothing written.
-// After the write, AfterSave, Created and Saved run for each model. If the
-// write fails part way (the insert is ordered), the error says how many
-// models were written.
-func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	mvs := make([]reflect.Value, len(ms))
-	for i, m := range ms {
-		mv, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i))
-		if err != nil {
-			return err
-		}
-		mvs[i] = mv
-	}
-	for i, m := range ms {
-		if err := beforeCreate(ctx, m); err != nil {
-			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d]: %w", i, err))
-		}
-	}
-	e := r.event(ctx, events.OpInsertMany)
-	if e != nil {
-		e.Batch = make([]any, len(ms))
-		for i, m := range ms {
-			e.Batch[i] = m
-		}
-	}
-	zero := make([]uint64, len(ms))
-	for i := range ms {
-		zero[i] = r.schema.ZeroAuto(mvs[i])
-	}
-	undos := make([]undo, len(ms))
-	docs := make([]any, len(ms))
-	for from, attempt := 0, 0; ; attempt++ {
-		for i := from; i < len(ms); i++ {
-			if e != nil {
-				e.Model, e.Index, e.Unset = ms[i], i, zero[i]
-			}
-			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert)
-			if err != nil {
-				for j := from; j < len(ms); j++ {
-					if j < i {
-						r.undo(&undos[j], ms[j], mvs[j])
-					}
-					r.schema.ResetAuto(mvs[j], zero[j])
-				}
-				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
-			}
-			docs[i], undos[i] = doc, u
-		}
-		res, err := r.coll.InsertMany(ctx, docs[from:])
-		if err == nil {
-			for i, id := range res.InsertedIDs {
-				if !undos[from+i].genID {
-					if err := setID(ms[from+i], id); err != nil {
-						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
-					}
-				}
-			}
-			break
-		}
-		failed := from + firstFailed(err)
-		for j := failed; j < len(ms); j++ {
-			r.undo(&undos[j], ms[j], mvs[j])
-		}
-		if e != nil {
-			e.Model, e.Index, e.Document, e.Unset = ms[failed], failed, nil, zero[failed]
-		}
-		retry, err := r.retryable(ctx, e, err, attempt)
-		for j := failed; j < len(ms); j++ {
-			r.schema.ResetAuto(mvs[j], zero[j])
-		}
-		if retry {
-			from = failed
-			continue
-		}
-		return r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
-	}
-	for i, m := range ms {
-		if e != nil {
-			e.Model, e.Index = m, i
-			e.Document, _ = docs[i].(bson.Raw)
-			if err := r.publish(ctx, e, events.AfterSave); err != nil {
-				return err
-			}
-		}
-		if err := afterCreate(ctx, m); err != nil {
-			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d] after the write: %w", i, err))
-		}
-	}
-	return nil
-}
-
-// firstFailed returns the index of the first document an ordered
-// InsertMany did not write.
-func firstFailed(err error) int {
-	var bwe mongo.BulkWriteException
-	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
-		return bwe.WriteErrors[0].Index
-	}
-	return 0
-}

@@ -1,0 +1,78 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Aggregate runs pipeline (mongo.Pipeline, []bson.D, bson.A, ...; nil is
+// empty) on the collection and stores the results in results, a pointer to
+// a slice, replacing its contents as cursor.All does.
+//
+// It publishes BeforeQuery with Event.Pipeline, which listeners may
+// replace (to add a leading $match, say), and then, for each result,
+// AfterLoad. Results decoded into T, or into T's struct type, also get
+// AfterConvert, as a find's do. Results of any other type get AfterLoad
+// only, since they are not models.
+func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any, opts ...*options.AggregateOptions) error {
+	const method = "Aggregate"
+	rv := reflect.ValueOf(results)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Slice {
+		return r.wrap(method, fmt.Errorf("results is %T; want a non-nil pointer to a slice, such as *[]%v: %w", results, r.schema.Type, ErrInvalidArgument))
+	}
+	if pipeline == nil {
+		pipeline = []bson.D{}
+	}
+	e := r.event(ctx, events.OpAggregate)
+	if e != nil {
+		e.Pipeline = pipeline
+		if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
+			return err
+		}
+		if pipeline = e.Pipeline; pipeline == nil {
+			return r.wrap(method, fmt.Errorf("a BeforeQuery listener left a nil pipeline: %w", ErrInvalidArgument))
+		}
+	}
+	cur, err := r.coll.Aggregate(ctx, pipeline, opts...)
+	if err != nil {
+		return r.wrap(method, err)
+	}
+	defer cur.Close(ctx)
+	sv := rv.Elem()
+	et := sv.Type().Elem()
+	out := reflect.MakeSlice(sv.Type(), 0, 0)
+	for cur.Next(ctx) {
+		var v reflect.Value
+		switch et {
+		case r.schema.Type, r.schema.Struct:
+			m, err := r.decode(ctx, e, cur.Current)
+			if err != nil {
+				return r.wrap(method, err)
+			}
+			if v = reflect.ValueOf(m); et == r.schema.Struct {
+				v = v.Elem()
+			}
+		default:
+			raw, err := r.afterLoad(ctx, e, cur.Current)
+			if err != nil {
+				return err
+			}
+			p := reflect.New(et)
+			if err := r.unmarshal(raw, p.Interface()); err != nil {
+				return r.wrap(method, err)
+			}
+			v = p.Elem()
+		}
+		out = reflect.Append(out, v)
+	}
+	if err := cur.Err(); err != nil {
+		return r.wrap(method, err)
+	}
+	sv.Set(out)
+	return nil
+}

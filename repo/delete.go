@@ -1,0 +1,123 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Delete deletes m's document by its ID. Deleting a missing document is
+// not an error; AfterDelete's DeletedCount is then 0.
+func (r *Repository[T]) Delete(ctx context.Context, m T) error {
+	if _, err := r.check(m, "Delete"); err != nil {
+		return err
+	}
+	if err := beforeDelete(ctx, m); err != nil {
+		return r.wrap("Delete", fmt.Errorf("model hook: %w", err))
+	}
+	e := r.event(ctx, events.OpDelete)
+	if e != nil {
+		e.Model = m
+	}
+	res, err := r.delete(ctx, e, bson.D{{Key: "_id", Value: m.GetID()}}, false)
+	if err != nil {
+		return r.wrap("Delete", err)
+	}
+	if err := afterDelete(ctx, m, res); err != nil {
+		return r.wrap("Delete", fmt.Errorf("model hook after the delete: %w", err))
+	}
+	return nil
+}
+
+// DeleteMany deletes every document that matches filter and returns how
+// many it deleted. A nil filter is refused; pass bson.D{} to delete all.
+func (r *Repository[T]) DeleteMany(ctx context.Context, filter any) (int64, error) {
+	if filter == nil {
+		return 0, r.wrap("DeleteMany", fmt.Errorf("nil filter; pass bson.D{} to delete every document: %w", ErrInvalidArgument))
+	}
+	res, err := r.delete(ctx, r.event(ctx, events.OpDeleteMany), filter, true)
+	if err != nil {
+		return 0, r.wrap("DeleteMany", err)
+	}
+	return res.DeletedCount, nil
+}
+
+// delete publishes BeforeQuery and BeforeDelete, deletes, and publishes
+// AfterDelete.
+func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any, many bool) (*mongo.DeleteResult, error) {
+	filter, err := r.beforeDelete(ctx, e, filter)
+	if err != nil {
+		return nil, err
+	}
+	var res *mongo.DeleteResult
+	if many {
+		res, err = r.coll.DeleteMany(ctx, filter)
+	} else {
+		res, err = r.coll.DeleteOne(ctx, filter)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, r.afterDelete(ctx, e, res.DeletedCount)
+}
+
+// beforeDelete publishes BeforeQuery, then BeforeDelete with the final
+// filter, and returns that filter.
+func (r *Repository[T]) beforeDelete(ctx context.Context, e *events.Event, filter any) (any, error) {
+	filter, err := r.query(ctx, e, filter)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.publish(ctx, e, events.BeforeDelete); err != nil {
+		return nil, err
+	}
+	return filter, nil
+}
+
+func (r *Repository[T]) afterDelete(ctx context.Context, e *events.Event, n int64) error {
+	if e == nil {
+		return nil
+	}
+	e.DeletedCount = n
+	return r.publish(ctx, e, events.AfterDelete)
+}
+
+// FindOneAndDelete deletes the first document that matches filter and
+// returns it. It publishes BeforeQuery, BeforeDelete, AfterDelete, and then
+// AfterLoad and AfterConvert for the returned document. A nil filter is
+// refused (pass bson.D{} for any document); when nothing matches, the error
+// wraps ErrNotFound. mgm's hooks do not run: they need a model instance.
+func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts ...*options.FindOneAndDeleteOptions) (T, error) {
+	var zero T
+	if filter == nil {
+		return zero, r.wrap("FindOneAndDelete", fmt.Errorf("nil filter; pass bson.D{} to delete any document: %w", ErrInvalidArgument))
+	}
+	e := r.event(ctx, events.OpFindOneAndDelete)
+	filter, err := r.beforeDelete(ctx, e, filter)
+	if err != nil {
+		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	raw, err := r.coll.FindOneAndDelete(ctx, filter, opts...).Raw()
+	if err != nil && err != mongo.ErrNoDocuments {
+		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	var n int64
+	if err == nil {
+		n = 1
+	}
+	if aerr := r.afterDelete(ctx, e, n); aerr != nil {
+		return zero, aerr
+	}
+	if err != nil {
+		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	m, err := r.decode(ctx, e, raw)
+	if err != nil {
+		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	return m, nil
+}

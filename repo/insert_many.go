@@ -1,0 +1,119 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// InsertMany inserts ms with one driver InsertMany. mgm's Creating and
+// Saving hooks run for every model first, then BeforeConvert and BeforeSave
+// for each in turn (Event.Batch holds them all, so AutoKeys takes all its
+// numbers in one round trip); any error there aborts with nothing written.
+// After the write, AfterSave, Created and Saved run for each model. If the
+// write fails part way (the insert is ordered), the error says how many
+// models were written.
+func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	mvs := make([]reflect.Value, len(ms))
+	for i, m := range ms {
+		mv, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i))
+		if err != nil {
+			return err
+		}
+		mvs[i] = mv
+	}
+	for i, m := range ms {
+		if err := beforeCreate(ctx, m); err != nil {
+			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d]: %w", i, err))
+		}
+	}
+	e := r.event(ctx, events.OpInsertMany)
+	if e != nil {
+		e.Batch = make([]any, len(ms))
+		for i, m := range ms {
+			e.Batch[i] = m
+		}
+	}
+	zero := make([]uint64, len(ms))
+	for i := range ms {
+		zero[i] = r.schema.ZeroAuto(mvs[i])
+	}
+	undos := make([]undo, len(ms))
+	docs := make([]any, len(ms))
+	for from, attempt := 0, 0; ; attempt++ {
+		for i := from; i < len(ms); i++ {
+			if e != nil {
+				e.Model, e.Index, e.Unset = ms[i], i, zero[i]
+			}
+			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert, nil)
+			if err != nil {
+				for j := from; j < len(ms); j++ {
+					if j < i {
+						r.undo(&undos[j], ms[j], mvs[j])
+					}
+					r.schema.ResetAuto(mvs[j], zero[j])
+				}
+				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
+			}
+			docs[i], undos[i] = doc, u
+		}
+		res, err := r.coll.InsertMany(ctx, docs[from:])
+		if err == nil {
+			for i, id := range res.InsertedIDs {
+				if !undos[from+i].genID {
+					if err := setID(ms[from+i], id); err != nil {
+						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
+					}
+				}
+			}
+			break
+		}
+		failed := from + firstFailed(err)
+		for j := failed; j < len(ms); j++ {
+			r.undo(&undos[j], ms[j], mvs[j])
+		}
+		if e != nil {
+			e.Model, e.Index, e.Document, e.Unset = ms[failed], failed, nil, zero[failed]
+		}
+		retry, err := r.retryable(ctx, e, err, attempt)
+		for j := failed; j < len(ms); j++ {
+			r.schema.ResetAuto(mvs[j], zero[j])
+		}
+		if retry {
+			from = failed
+			continue
+		}
+		return r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
+	}
+	for i, m := range ms {
+		if e != nil {
+			e.Model, e.Index = m, i
+			e.Document, _ = docs[i].(bson.Raw)
+			if err := r.publish(ctx, e, events.AfterSave); err != nil {
+				return err
+			}
+		}
+		if err := afterCreate(ctx, m); err != nil {
+			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d] after the write: %w", i, err))
+		}
+	}
+	return nil
+}
+
+// firstFailed returns the index of the first document an ordered
+// InsertMany did not write.
+func firstFailed(err error) int {
+	var bwe mongo.BulkWriteException
+	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
+		return bwe.WriteErrors[0].Index
+	}
+	return 0
+}

@@ -1,0 +1,217 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// UpdateOne applies update, a document of update operators ($set, $inc,
+// ...) or an update pipeline, to the first document that matches filter.
+// With options.Update().SetUpsert(true) it inserts a document when none
+// matches; that document holds the equality conditions of the final filter
+// (listeners' conditions included) on every server.
+//
+// It publishes BeforeQuery (the filter), BeforeUpdate (the update), and
+// AfterUpdate (the counts). A nil filter is refused: pass bson.D{} to
+// match any document. An update without operators is refused: use Save to
+// replace a document. mgm's hooks do not run: they need a model instance,
+// and mgm runs them for single-model operations only.
+func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
+	return r.updateBy(ctx, events.OpUpdateOne, filter, update, opts)
+}
+
+// UpdateMany applies update to every document that matches filter, as
+// UpdateOne does to one. A nil filter is refused: pass bson.D{} to update
+// every document.
+func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
+	return r.updateBy(ctx, events.OpUpdateMany, filter, update, opts)
+}
+
+func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
+	upsert := false
+	for _, o := range opts {
+		if o != nil && o.Upsert != nil {
+			upsert = *o.Upsert
+		}
+	}
+	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert)
+	if err != nil {
+		return nil, r.wrap(op.String(), err)
+	}
+	var res *mongo.UpdateResult
+	if op == events.OpUpdateMany {
+		res, err = r.coll.UpdateMany(ctx, filter, update, opts...)
+	} else {
+		res, err = r.coll.UpdateOne(ctx, filter, update, opts...)
+	}
+	if err != nil {
+		return nil, r.wrap(op.String(), err)
+	}
+	if e != nil {
+		e.MatchedCount, e.ModifiedCount, e.UpsertedCount, e.UpsertedID = res.MatchedCount, res.ModifiedCount, res.UpsertedCount, res.UpsertedID
+		if err := r.publish(ctx, e, events.AfterUpdate); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// FindOneAndUpdate applies update to the first document that matches
+// filter and returns that document, as it was before the update or, with
+// options.FindOneAndUpdate().SetReturnDocument(options.After), after it.
+// Upserts work as in UpdateOne. It publishes BeforeQuery, BeforeUpdate and
+// AfterUpdate, then AfterLoad and AfterConvert for the returned document.
+// When no document is returned (none matched, or an upsert inserted one and
+// the document before was asked for), the error wraps ErrNotFound.
+func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...*options.FindOneAndUpdateOptions) (T, error) {
+	const method = "FindOneAndUpdate"
+	var zero T
+	upsert := false
+	for _, o := range opts {
+		if o != nil && o.Upsert != nil {
+			upsert = *o.Upsert
+		}
+	}
+	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert)
+	if err != nil {
+		return zero, r.wrap(method, err)
+	}
+	raw, err := r.coll.FindOneAndUpdate(ctx, filter, update, opts...).Raw()
+	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return zero, r.wrap(method, err)
+	}
+	if e != nil {
+		var n int64
+		if err == nil {
+			n = 1
+		}
+		e.MatchedCount, e.ModifiedCount = n, n
+		if aerr := r.publish(ctx, e, events.AfterUpdate); aerr != nil {
+			return zero, aerr
+		}
+	}
+	if err != nil {
+		return zero, r.wrap(method, err)
+	}
+	m, err := r.decode(ctx, e, raw)
+	if err != nil {
+		return zero, r.wrap(method, err)
+	}
+	return m, nil
+}
+
+// beforeUpdate checks the arguments, publishes BeforeQuery, completes the
+// update (the version, an upsert's equalities) and publishes BeforeUpdate.
+// It returns the event and what to send.
+func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool) (*events.Event, any, any, error) {
+	if filter == nil {
+		return nil, nil, nil, fmt.Errorf("nil filter; pass bson.D{} to match any document: %w", ErrInvalidArgument)
+	}
+	if err := checkUpdate(update); err != nil {
+		return nil, nil, nil, err
+	}
+	e := r.event(ctx, op)
+	filter, err := r.query(ctx, e, filter)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if r.schema.Version != nil || upsert {
+		if update, err = r.completeUpdate(filter, update, upsert); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if e != nil {
+		e.Update, e.Upsert = update, upsert
+		if err := r.publish(ctx, e, events.BeforeUpdate); err != nil {
+			return nil, nil, nil, err
+		}
+		update = e.Update
+	}
+	return e, filter, update, nil
+}
+
+// checkUpdate refuses what is not an update: nil, an empty document, a
+// replacement document. It allocates nothing for bson.D and bson.M.
+func checkUpdate(update any) error {
+	var err error
+	switch u := update.(type) {
+	case nil:
+		err = errors.New("nil update")
+	case bson.D:
+		err = events.CheckOperators(u)
+	case bson.M:
+		err = checkOperatorKeys(u)
+	case map[string]any:
+		err = checkOperatorKeys(u)
+	default:
+		_, err = events.ParseUpdate(update)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return nil
+}
+
+func checkOperatorKeys(m map[string]any) error {
+	if len(m) == 0 {
+		return events.CheckOperators(nil)
+	}
+	for k := range m {
+		if !strings.HasPrefix(k, "$") {
+			return events.CheckOperators(bson.D{{Key: k}})
+		}
+	}
+	return nil
+}
+
+// completeUpdate adds to update what the repository itself owes it: the
+// version increment of a versioned model, so that a stale Save still
+// conflicts, and for an upsert the equality conditions of the final filter
+// as $setOnInsert fields. MongoDB copies those into the new document
+// itself, but FerretDB 1.x does not copy those nested in $and (where
+// And puts listeners' conditions), so the repository makes it so on every
+// server. A field the update writes is left to the update, as MongoDB does.
+// An update pipeline gets the version but no equalities: MongoDB copies
+// them, and FerretDB has no update pipelines.
+func (r *Repository[T]) completeUpdate(filter, update any, upsert bool) (any, error) {
+	u, err := events.ParseUpdate(update)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	if vf := r.schema.Version; vf != nil && !u.Touches(vf.BSON) {
+		if err := u.Add("$inc", vf.BSON, 1); err != nil {
+			return nil, err
+		}
+	}
+	if upsert && !u.IsPipeline() {
+		eqs, err := events.Equalities(filter)
+		if err != nil {
+			return nil, fmt.Errorf("upsert filter: %w", err)
+		}
+		seeded := map[string]any{}
+		for _, eq := range eqs {
+			if v, ok := seeded[eq.Key]; ok {
+				if !reflect.DeepEqual(v, eq.Value) {
+					return nil, fmt.Errorf("upsert filter wants %q equal to both %v and %v, so no document can be inserted: %w", eq.Key, v, eq.Value, ErrInvalidArgument)
+				}
+				continue
+			}
+			seeded[eq.Key] = eq.Value
+			if u.Touches(eq.Key) {
+				continue
+			}
+			if err := u.Add("$setOnInsert", eq.Key, eq.Value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return u.Value(), nil
+}
