@@ -88,20 +88,20 @@ type Op uint8
 
 // The repository operations.
 const (
-	OpInsert     Op = iota + 1 // Insert, or Save of a model without an ID.
-	OpInsertMany               // InsertMany.
-	OpReplace                  // Save of a model that has an ID.
-	OpUpdate                   // Update.
-	OpFind                     // FindByID, FindOne, Find and the iterators.
-	OpDelete                   // Delete of one model.
-	OpDeleteMany               // DeleteMany by filter.
-	OpUpdateOne                // UpdateOne: an operator update by filter.
-	OpUpdateMany               // UpdateMany: an operator update by filter.
-	OpFindOneAndUpdate         // FindOneAndUpdate.
-	OpFindOneAndDelete         // FindOneAndDelete.
-	OpAggregate                // Aggregate.
-	OpDistinct                 // Distinct.
-	OpCount                    // Count.
+	OpInsert           Op = iota + 1 // Insert, or Save of a model without an ID.
+	OpInsertMany                     // InsertMany.
+	OpReplace                        // Save of a model that has an ID.
+	OpUpdate                         // Update.
+	OpFind                           // FindByID, FindOne, Find and the iterators.
+	OpDelete                         // Delete of one model.
+	OpDeleteMany                     // DeleteMany by filter.
+	OpUpdateOne                      // UpdateOne: an operator update by filter.
+	OpUpdateMany                     // UpdateMany: an operator update by filter.
+	OpFindOneAndUpdate               // FindOneAndUpdate.
+	OpFindOneAndDelete               // FindOneAndDelete.
+	OpAggregate                      // Aggregate.
+	OpDistinct                       // Distinct.
+	OpCount                          // Count.
 )
 
 var opNames = [...]string{"", "Insert", "InsertMany", "Replace", "Update", "Find", "Delete", "DeleteMany",

@@ -250,4 +250,3 @@ func decodeError(t reflect.Type, raw bson.Raw, err error) error {
 	}
 	return fmt.Errorf("decoding %v, a document without _id: %w", t, err)
 }
-

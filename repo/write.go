@@ -311,4 +311,3 @@ func isZeroID(id any) bool {
 	rv := reflect.ValueOf(id)
 	return rv.IsZero() || (rv.Kind() == reflect.Pointer && rv.IsNil())
 }
-
