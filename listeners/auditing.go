@@ -29,6 +29,10 @@ type Auditor func(ctx context.Context) (any, error)
 // update: when a model written with Update or Save has them zero (it was
 // built rather than read), they are read back from the stored document
 // first, with one query.
+//
+// Operator updates (UpdateOne, UpdateMany, FindOneAndUpdate) get the
+// updated fields in $set, and upserts the created ones in $setOnInsert, on
+// BeforeUpdate; fields the update writes itself are left as given.
 type Auditing struct {
 	db      *mongo.Database
 	auditor Auditor
@@ -57,11 +61,18 @@ func NewAuditing(db *mongo.Database, opts ...AuditingOption) (*Auditing, error) 
 	return l, nil
 }
 
-// EventTypes tells the bus that Auditing handles BeforeConvert only.
-func (*Auditing) EventTypes() []events.Type { return []events.Type{events.BeforeConvert} }
+// EventTypes tells the bus that Auditing handles BeforeConvert and
+// BeforeUpdate.
+func (*Auditing) EventTypes() []events.Type {
+	return []events.Type{events.BeforeConvert, events.BeforeUpdate}
+}
 
-// HandleEvent fills e.Model's audit fields.
+// HandleEvent fills e.Model's audit fields on BeforeConvert, and adds them
+// to an operator update on BeforeUpdate.
 func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
+	if e.Type == events.BeforeUpdate {
+		return l.update(ctx, e)
+	}
 	if e.Type != events.BeforeConvert || e.Model == nil || !e.Op.Write() {
 		return nil
 	}
@@ -76,12 +87,9 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 			return err
 		}
 	}
-	now := l.now().UTC().Truncate(time.Millisecond) // BSON dates hold milliseconds
-	var who any
-	if l.auditor != nil {
-		if who, err = l.auditor(ctx); err != nil {
-			return fmt.Errorf("auditor: %w", err)
-		}
+	now, who, err := l.stamp(ctx)
+	if err != nil {
+		return err
 	}
 	for i := range s.Audit {
 		a := &s.Audit[i]
@@ -97,17 +105,87 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 			if who == nil || (a.Kind == model.CreatedBy && (!insert || !fv.IsZero())) {
 				continue
 			}
-			w := reflect.ValueOf(who)
-			switch {
-			case w.Type().AssignableTo(fv.Type()):
-				fv.Set(w)
-			case w.Type().ConvertibleTo(fv.Type()):
-				fv.Set(w.Convert(fv.Type()))
-			default:
-				return fmt.Errorf("%v field %s: the auditor returned %T, which a %v field cannot hold", s.Type, a.Name, who, fv.Type())
+			w, err := whoAs(s, a, who)
+			if err != nil {
+				return err
 			}
+			fv.Set(w)
 		}
 	}
+	return nil
+}
+
+// stamp returns the time and the auditor's value for one operation.
+func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
+	now := l.now().UTC().Truncate(time.Millisecond) // BSON dates hold milliseconds
+	if l.auditor == nil {
+		return now, nil, nil
+	}
+	who, err := l.auditor(ctx)
+	if err != nil {
+		return now, nil, fmt.Errorf("auditor: %w", err)
+	}
+	return now, who, nil
+}
+
+// whoAs returns the auditor's value as field a's type.
+func whoAs(s *model.Schema, a *model.AuditField, who any) (reflect.Value, error) {
+	w := reflect.ValueOf(who)
+	switch {
+	case w.Type().AssignableTo(a.Type):
+		return w, nil
+	case w.Type().ConvertibleTo(a.Type):
+		return w.Convert(a.Type), nil
+	}
+	return w, fmt.Errorf("%v field %s: the auditor returned %T, which a %v field cannot hold", s.Type, a.Name, who, a.Type)
+}
+
+// update adds the audit fields to an operator update: updatedAt and
+// updatedBy with $set, and for an upsert createdAt and createdBy with
+// $setOnInsert, so that they are set only on the document it inserts. A
+// field the update writes already (in any operator) is left as the caller
+// gave it, so no field is ever both in $set and in $setOnInsert. On an
+// update pipeline the same fields are set by a $set stage, the created ones
+// only where they are missing.
+func (l *Auditing) update(ctx context.Context, e *events.Event) error {
+	s, err := model.Of(e.ModelType)
+	if err != nil || len(s.Audit) == 0 {
+		return err
+	}
+	u, err := events.ParseUpdate(e.Update)
+	if err != nil {
+		return err
+	}
+	now, who, err := l.stamp(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range s.Audit {
+		a := &s.Audit[i]
+		created := a.Kind == model.CreatedAt || a.Kind == model.CreatedBy
+		if (created && !e.Upsert) || u.Touches(a.BSON) {
+			continue
+		}
+		var v any = now
+		if a.Kind == model.CreatedBy || a.Kind == model.UpdatedBy {
+			if who == nil {
+				continue
+			}
+			w, err := whoAs(s, a, who)
+			if err != nil {
+				return err
+			}
+			v = w.Interface()
+		}
+		op := "$set"
+		if created {
+			op = "$setOnInsert"
+		}
+		if err := u.Add(op, a.BSON, v); err != nil {
+			return err
+		}
+	}
+	e.Update = u.Value()
 	return nil
 }
 

@@ -25,7 +25,9 @@ import (
 // AutoKeys fills the zero `auto:"inc"` and `auto:"uuid"` fields of a model
 // on BeforeConvert, and never touches fields that are set, so an update
 // keeps its keys. An InsertMany takes the numbers for all its models with
-// one counter round trip.
+// one counter round trip. An upsert (UpdateOne, UpdateMany or
+// FindOneAndUpdate with SetUpsert(true)) gets its keys as $setOnInsert
+// fields on BeforeUpdate.
 //
 // On a type's first write it creates a unique index on each inc field
 // (WithoutIndexes opts out) and moves each counter past the largest value
@@ -108,8 +110,11 @@ func NewAutoKeys(db *mongo.Database, opts ...AutoKeysOption) (*AutoKeys, error) 
 // Allocator returns the allocator AutoKeys takes numbers from.
 func (k *AutoKeys) Allocator() *sequence.Allocator { return k.alloc }
 
-// EventTypes tells the bus that AutoKeys handles BeforeConvert only.
-func (k *AutoKeys) EventTypes() []events.Type { return []events.Type{events.BeforeConvert} }
+// EventTypes tells the bus that AutoKeys handles BeforeConvert, and
+// BeforeUpdate for upserts.
+func (k *AutoKeys) EventTypes() []events.Type {
+	return []events.Type{events.BeforeConvert, events.BeforeUpdate}
+}
 
 type plan struct {
 	schema *model.Schema
@@ -170,6 +175,9 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 // HandleEvent fills the zero auto fields of e.Model, or, in an InsertMany,
 // of every model from e.Model to the end of the batch.
 func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
+	if e.Type == events.BeforeUpdate {
+		return k.upsert(ctx, e)
+	}
 	if e.Type != events.BeforeConvert || e.Model == nil {
 		return nil
 	}
@@ -200,6 +208,43 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// upsert gives the document an upsert may insert its keys, as
+// $setOnInsert fields: each inc and uuid field that neither the update nor
+// the filter's equalities (which the repository adds as $setOnInsert)
+// already set. The numbers are reserved for every call, so an upsert that
+// matches an existing document leaves a gap of one number per inc field.
+func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
+	if !e.Upsert {
+		return nil
+	}
+	p, err := k.plan(e.ModelType)
+	if err != nil || len(p.fields) == 0 {
+		return err
+	}
+	if err := k.ensure(ctx, p); err != nil {
+		return err
+	}
+	u, err := events.ParseUpdate(e.Update)
+	if err != nil {
+		return err
+	}
+	for _, f := range p.fields {
+		if u.Touches(f.BSON) {
+			continue
+		}
+		fv := reflect.New(f.Type).Elem()
+		one := [1]reflect.Value{fv}
+		if err := k.fillValues(ctx, p, f, one[:]); err != nil {
+			return err
+		}
+		if err := u.Add("$setOnInsert", f.BSON, fv.Interface()); err != nil {
+			return err
+		}
+	}
+	e.Update = u.Value()
 	return nil
 }
 

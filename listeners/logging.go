@@ -10,7 +10,8 @@ import (
 
 // Logging writes one log record per event, like Spring's
 // LoggingEventListener: the event, the operation, the collection, the
-// model type and the model's ID. Document contents are left out unless
+// model type and the model's ID, and the counts of deletes and updates.
+// Documents, filters, updates and pipelines are left out unless
 // WithDocuments is given, because they may hold personal data.
 type Logging struct {
 	logger    *slog.Logger
@@ -24,8 +25,9 @@ type LoggingOption func(*Logging)
 // WithLevel sets the records' level; the default is slog.LevelDebug.
 func WithLevel(l slog.Leveler) LoggingOption { return func(g *Logging) { g.level = l } }
 
-// WithDocuments adds the document (as extended JSON) and the filter to
-// each record. They may hold personal data: opt in knowingly.
+// WithDocuments adds the document (as extended JSON), the filter, the
+// update and the pipeline to each record that has them. They may hold
+// personal data: opt in knowingly.
 func WithDocuments() LoggingOption { return func(g *Logging) { g.documents = true } }
 
 // NewLogging returns the listener; a nil logger means slog.Default().
@@ -45,7 +47,7 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 	if !g.logger.Enabled(ctx, g.level.Level()) {
 		return nil
 	}
-	attrs := make([]slog.Attr, 0, 7)
+	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs,
 		slog.String("event", e.Type.String()),
 		slog.String("op", e.Op.String()),
@@ -60,15 +62,32 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 			attrs = append(attrs, slog.String("id", id.String()))
 		}
 	}
-	if e.Type == events.AfterDelete {
+	switch e.Type {
+	case events.AfterDelete:
 		attrs = append(attrs, slog.Int64("deleted", e.DeletedCount))
+	case events.BeforeUpdate:
+		attrs = append(attrs, slog.Bool("upsert", e.Upsert))
+	case events.AfterUpdate:
+		attrs = append(attrs, slog.Int64("matched", e.MatchedCount), slog.Int64("modified", e.ModifiedCount),
+			slog.Int64("upserted", e.UpsertedCount))
+		if e.UpsertedID != nil {
+			attrs = append(attrs, slog.Any("upsertedId", e.UpsertedID))
+		}
+	}
+	if e.Field != "" {
+		attrs = append(attrs, slog.String("field", e.Field))
 	}
 	if g.documents {
 		if e.Document != nil {
 			attrs = append(attrs, slog.String("document", e.Document.String()))
 		}
-		if e.Filter != nil {
-			attrs = append(attrs, slog.Any("filter", e.Filter))
+		for _, d := range [...]struct {
+			key string
+			v   any
+		}{{"filter", e.Filter}, {"update", e.Update}, {"pipeline", e.Pipeline}} {
+			if d.v != nil {
+				attrs = append(attrs, slog.Any(d.key, d.v))
+			}
 		}
 	}
 	g.logger.LogAttrs(ctx, g.level.Level(), "mgmevents "+e.Type.String(), attrs...)

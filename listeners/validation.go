@@ -61,6 +61,13 @@ func (v *ValidationError) Is(target error) bool { return target == ErrValidation
 // validating listener), so that a failure aborts the write and nothing is
 // written. It calls the model's Validate() error method when it has one,
 // then the validator, if any.
+//
+// It validates whole models only: Insert, InsertMany, Save and Update. An
+// operator update by filter (UpdateOne, UpdateMany, FindOneAndUpdate)
+// changes some fields of documents it never loads, so no model exists to
+// validate; such updates are not checked. Guard them with a BeforeUpdate
+// listener of your own, or with MongoDB's $jsonSchema collection
+// validation.
 type Validation struct {
 	v Validator
 }
