@@ -11,20 +11,33 @@ import (
 
 // Bus dispatches events to registered listeners. Its zero value is not
 // usable; create one with NewBus. Publishing and registering are safe at the
-// same time from any number of goroutines: registering swaps in a new sorted
-// listener list, and publishing reads the current one without a lock.
+// same time from any number of goroutines: registering swaps in new sorted
+// listener lists, and publishing reads the current ones without a lock.
+//
+// Policies (see Policy) form the layer closest to the database: on a
+// Before* event they run after every other listener, whatever its Order,
+// so that what they add to a filter or a document is what is sent; on an
+// After* event they run first, so that the others see what they restored.
+// They also run when events are switched off (Event.Quiet).
 type Bus struct {
 	mu   sync.Mutex // serialises writers of regs
 	next uint64
-	regs atomic.Pointer[[]*registration]
+	regs atomic.Pointer[lists]
+}
+
+// lists are the registrations, each sorted by order, then registration.
+type lists struct {
+	plain    []*registration
+	policies []*registration
 }
 
 type registration struct {
-	l     Listener
-	order int
-	seq   uint64
-	mask  uint16       // bit t set: handles Type t
-	model reflect.Type // nil: every model
+	l      Listener
+	order  int
+	seq    uint64
+	mask   uint16       // bit t set: handles Type t
+	model  reflect.Type // nil: every model
+	policy bool
 }
 
 const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
@@ -52,6 +65,9 @@ func ForModel[T any]() Option { return ForType(reflect.TypeFor[T]()) }
 // ForType is ForModel for a reflect.Type known only at run time.
 func ForType(t reflect.Type) Option { return func(r *registration) { r.model = t } }
 
+// AsPolicy registers the listener as a policy, as if it implemented Policy.
+func AsPolicy() Option { return func(r *registration) { r.policy = true } }
+
 func maskOf(types []Type) uint16 {
 	var m uint16
 	for _, t := range types {
@@ -72,6 +88,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if t, ok := l.(EventTyper); ok {
 		r.mask = maskOf(t.EventTypes())
 	}
+	if _, ok := l.(Policy); ok {
+		r.policy = true
+	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -79,19 +98,28 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	defer b.mu.Unlock()
 	b.next++
 	r.seq = b.next
-	var list []*registration
+	var ls lists
 	if old := b.regs.Load(); old != nil {
-		list = slices.Clone(*old)
+		ls = *old
 	}
-	list = append(list, r)
-	slices.SortStableFunc(list, func(x, y *registration) int {
+	list := ls.of(r)
+	*list = append(slices.Clone(*list), r)
+	slices.SortStableFunc(*list, func(x, y *registration) int {
 		if x.order != y.order {
-			return x.order - y.order
+			return cmp.Compare(x.order, y.order)
 		}
 		return cmp.Compare(x.seq, y.seq)
 	})
-	b.regs.Store(&list)
+	b.regs.Store(&ls)
 	return func() bool { return b.remove(r) }
+}
+
+// of returns the list r belongs in.
+func (ls *lists) of(r *registration) *[]*registration {
+	if r.policy {
+		return &ls.policies
+	}
+	return &ls.plain
 }
 
 func (b *Bus) remove(r *registration) bool {
@@ -101,22 +129,36 @@ func (b *Bus) remove(r *registration) bool {
 	if old == nil {
 		return false
 	}
-	i := slices.Index(*old, r)
+	ls := *old
+	list := ls.of(r)
+	i := slices.Index(*list, r)
 	if i < 0 {
 		return false
 	}
-	list := slices.Delete(slices.Clone(*old), i, i+1)
-	b.regs.Store(&list)
+	*list = slices.Delete(slices.Clone(*list), i, i+1)
+	b.regs.Store(&ls)
 	return true
 }
 
-// Len returns the number of registered listeners.
+// Len returns the number of registered listeners, policies included.
 func (b *Bus) Len() int {
 	if b == nil {
 		return 0
 	}
 	if p := b.regs.Load(); p != nil {
-		return len(*p)
+		return len(p.plain) + len(p.policies)
+	}
+	return 0
+}
+
+// Policies returns the number of registered policies: the listeners that
+// run even when events are switched off.
+func (b *Bus) Policies() int {
+	if b == nil {
+		return 0
+	}
+	if p := b.regs.Load(); p != nil {
+		return len(p.policies)
 	}
 	return 0
 }
@@ -133,16 +175,20 @@ func (b *Bus) Wants(t Type, mt reflect.Type) bool {
 		return false
 	}
 	bit := uint16(1) << t
-	for _, r := range *p {
-		if r.mask&bit != 0 && (r.model == nil || r.model == mt) {
-			return true
+	for _, list := range [2][]*registration{p.plain, p.policies} {
+		for _, r := range list {
+			if r.mask&bit != 0 && (r.model == nil || r.model == mt) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // Publish calls, in order, every listener registered for e.Type and
-// e.ModelType. It stops at the first listener that fails or panics and
+// e.ModelType: on a Before* event the other listeners and then the
+// policies, on an After* event the policies first; when e.Quiet is set, the
+// policies only. It stops at the first listener that fails or panics and
 // returns a *ListenerError that wraps the cause. For a Before* event that
 // error aborts the operation; for an After* event the write has already
 // happened. Publishing an event that no listener matches allocates nothing.
@@ -155,8 +201,22 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if p == nil {
 		return nil
 	}
+	first, then := p.plain, p.policies
+	if !e.Type.Before() {
+		first, then = then, first
+	}
+	if e.Quiet {
+		first, then = p.policies, nil
+	}
+	if err := publish(ctx, first, e); err != nil {
+		return err
+	}
+	return publish(ctx, then, e)
+}
+
+func publish(ctx context.Context, list []*registration, e *Event) error {
 	bit := uint16(1) << e.Type
-	for _, r := range *p {
+	for _, r := range list {
 		if r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
 			continue
 		}
@@ -217,9 +277,11 @@ func (b *Bus) matching(t reflect.Type) []*registration {
 		return nil
 	}
 	var out []*registration
-	for _, r := range *p {
-		if r.model == nil || r.model == t {
-			out = append(out, r)
+	for _, list := range [2][]*registration{p.plain, p.policies} {
+		for _, r := range list {
+			if r.model == nil || r.model == t {
+				out = append(out, r)
+			}
 		}
 	}
 	return out

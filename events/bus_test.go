@@ -271,3 +271,32 @@ type auditTrail struct{ events.Base }
 func (*auditTrail) OnBeforeDelete(context.Context, *events.Event) error {
 	return errors.New("deletes are disabled")
 }
+
+type policy struct{ events.ListenerFunc }
+
+func (policy) EnforcesPolicy() {}
+
+// TestPoliciesAreClosestToTheDatabase: a policy runs after every other
+// listener on Before* events, whatever their Order, before them on After*
+// events, and alone when the event is Quiet.
+func TestPoliciesAreClosestToTheDatabase(t *testing.T) {
+	bus := events.NewBus()
+	var log []string
+	bus.Register(policy{record(&log, "policy").(events.ListenerFunc)})
+	bus.Register(record(&log, "option-policy"), events.AsPolicy(), events.Order(-1))
+	bus.Register(record(&log, "last"), events.Order(1<<30))
+	bus.Register(record(&log, "first"), events.Order(-1<<30))
+	assert.Equal(t, 4, bus.Len())
+	assert.Equal(t, 2, bus.Policies())
+
+	ctx := context.Background()
+	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.BeforeQuery}))
+	assert.Equal(t, []string{"first:BeforeQuery", "last:BeforeQuery", "option-policy:BeforeQuery", "policy:BeforeQuery"}, log)
+	log = nil
+	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.AfterLoad}))
+	assert.Equal(t, []string{"option-policy:AfterLoad", "policy:AfterLoad", "first:AfterLoad", "last:AfterLoad"}, log)
+	log = nil
+	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.BeforeSave, Quiet: true}))
+	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.AfterSave, Quiet: true}))
+	assert.Equal(t, []string{"option-policy:BeforeSave", "policy:BeforeSave", "option-policy:AfterSave", "policy:AfterSave"}, log)
+}

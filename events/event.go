@@ -36,7 +36,10 @@ const (
 	// AfterConvert is published with the document and the decoded model.
 	AfterConvert
 	// BeforeDelete is published with the delete filter, and the model when
-	// the delete is by model.
+	// the delete is by model. A listener may set Event.Update to an update
+	// document: the repository then applies it to the documents the filter
+	// matches instead of deleting them (a soft delete), and AfterDelete's
+	// DeletedCount counts the documents it changed.
 	BeforeDelete
 	// AfterDelete is published after the delete, with the filter, the
 	// model when there is one, and the number of documents deleted.
@@ -152,7 +155,9 @@ type Event struct {
 	Pipeline any
 	// Update is the update of UpdateOne, UpdateMany or FindOneAndUpdate:
 	// an update document of operators, or an update pipeline. BeforeUpdate's
-	// listeners may replace it; ParseUpdate edits either shape.
+	// listeners may replace it; ParseUpdate edits either shape. On
+	// BeforeDelete it is nil, and a listener that sets it turns the delete
+	// into that update (see BeforeDelete).
 	Update any
 	// Upsert reports whether the update may insert a document when none
 	// matches (options SetUpsert(true)).
@@ -175,6 +180,12 @@ type Event struct {
 	Batch []any
 	// Index is Model's position in Batch.
 	Index int
+	// Quiet is set when events are switched off for the operation
+	// (repo.WithoutEvents, WithoutEvents(ctx)) and only policies run.
+	Quiet bool
+	// Sort is the sort of a find or a find-and-modify, from its options,
+	// so that a listener can refuse one it cannot serve. Read-only.
+	Sort any
 	// Unset has bit i set when the model's auto field i (model.Schema.Auto)
 	// was zero when the operation began, so a listener filled it in. A
 	// WriteErrorHandler uses it to repair only the keys it gave.

@@ -112,6 +112,21 @@ func TypedFunc[T any](f func(ctx context.Context, e *Event, model T) error) List
 	})
 }
 
+// Policy is implemented by listeners that enforce a rule no operation may
+// skip, such as tenant isolation, soft delete or encryption; AsPolicy does
+// the same for any listener at registration. A policy is the layer of
+// listeners closest to the database: on Before* events it runs after all
+// other listeners, whatever their Order, so no other listener can undo
+// what it adds to a filter, an update or a document; on After* events it
+// runs before them, so they see what it restores. It also runs when events
+// are switched off (repo.WithoutEvents, WithoutEvents(ctx)), which only
+// silence the other listeners. Policies order among themselves by Order.
+type Policy interface {
+	Listener
+	// EnforcesPolicy marks the listener as a policy; it is never called.
+	EnforcesPolicy()
+}
+
 // EventTyper is implemented by listeners that handle only some event types.
 // The bus asks once, at registration, and then skips the listener for other
 // types at no cost. The On option overrides it.

@@ -53,16 +53,52 @@ func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any,
 	if err != nil {
 		return nil, err
 	}
-	var res *mongo.DeleteResult
-	if many {
+	res := &mongo.DeleteResult{}
+	switch {
+	case e != nil && e.Update != nil:
+		res.DeletedCount, err = r.deleteByUpdate(ctx, filter, e.Update, many)
+	case many:
 		res, err = r.coll.DeleteMany(ctx, filter)
-	} else {
+	default:
 		res, err = r.coll.DeleteOne(ctx, filter)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return res, r.afterDelete(ctx, e, res.DeletedCount)
+}
+
+// deleteByUpdate applies the update a BeforeDelete listener asked for
+// instead of the delete (a soft delete), and returns how many documents it
+// changed.
+func (r *Repository[T]) deleteByUpdate(ctx context.Context, filter, update any, many bool) (int64, error) {
+	update, err := r.deleteUpdate(filter, update)
+	if err != nil {
+		return 0, err
+	}
+	var res *mongo.UpdateResult
+	if many {
+		res, err = r.coll.UpdateMany(ctx, filter, update)
+	} else {
+		res, err = r.coll.UpdateOne(ctx, filter, update)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.ModifiedCount, nil
+}
+
+// deleteUpdate checks a BeforeDelete listener's update and, for a
+// versioned model, adds the version increment, so that a stale Save of a
+// soft-deleted document conflicts.
+func (r *Repository[T]) deleteUpdate(filter, update any) (any, error) {
+	if err := checkUpdate(update); err != nil {
+		return nil, fmt.Errorf("the update a BeforeDelete listener set: %w", err)
+	}
+	if r.schema.Version == nil {
+		return update, nil
+	}
+	return r.completeUpdate(filter, update, false)
 }
 
 // beforeDelete publishes BeforeQuery, then BeforeDelete with the final
@@ -87,7 +123,8 @@ func (r *Repository[T]) afterDelete(ctx context.Context, e *events.Event, n int6
 }
 
 // FindOneAndDelete deletes the first document that matches filter and
-// returns it. It publishes BeforeQuery, BeforeDelete, AfterDelete, and then
+// returns it (when a BeforeDelete listener turns the delete into an
+// update, the document as updated). It publishes BeforeQuery, BeforeDelete, AfterDelete, and then
 // AfterLoad and AfterConvert for the returned document. A nil filter is
 // refused (pass bson.D{} for any document); when nothing matches, the error
 // wraps ErrNotFound. mgm's hooks do not run: they need a model instance.
@@ -97,11 +134,23 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 		return zero, r.wrap("FindOneAndDelete", fmt.Errorf("nil filter; pass bson.D{} to delete any document: %w", ErrInvalidArgument))
 	}
 	e := r.event(ctx, events.OpFindOneAndDelete)
+	if e != nil {
+		e.Sort = lastSort(opts, func(o *options.FindOneAndDeleteOptions) any { return o.Sort })
+	}
 	filter, err := r.beforeDelete(ctx, e, filter)
 	if err != nil {
 		return zero, r.wrap("FindOneAndDelete", err)
 	}
-	raw, err := r.coll.FindOneAndDelete(ctx, filter, opts...).Raw()
+	var raw bson.Raw
+	if e != nil && e.Update != nil {
+		var update any
+		if update, err = r.deleteUpdate(filter, e.Update); err != nil {
+			return zero, r.wrap("FindOneAndDelete", err)
+		}
+		raw, err = r.coll.FindOneAndUpdate(ctx, filter, update, markOptions(opts)).Raw()
+	} else {
+		raw, err = r.coll.FindOneAndDelete(ctx, filter, opts...).Raw()
+	}
 	if err != nil && err != mongo.ErrNoDocuments {
 		return zero, r.wrap("FindOneAndDelete", err)
 	}
@@ -120,4 +169,38 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 		return zero, r.wrap("FindOneAndDelete", err)
 	}
 	return m, nil
+}
+
+// markOptions turns FindOneAndDelete's options into those of the
+// FindOneAndUpdate that replaces it in a soft delete, which returns the
+// document as marked.
+func markOptions(opts []*options.FindOneAndDeleteOptions) *options.FindOneAndUpdateOptions {
+	u := options.FindOneAndUpdate().SetReturnDocument(options.After)
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if o.Collation != nil {
+			u.Collation = o.Collation
+		}
+		if o.Comment != nil {
+			u.Comment = o.Comment
+		}
+		if o.MaxTime != nil {
+			u.MaxTime = o.MaxTime
+		}
+		if o.Projection != nil {
+			u.Projection = o.Projection
+		}
+		if o.Sort != nil {
+			u.Sort = o.Sort
+		}
+		if o.Hint != nil {
+			u.Hint = o.Hint
+		}
+		if o.Let != nil {
+			u.Let = o.Let
+		}
+	}
+	return u
 }

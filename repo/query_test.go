@@ -457,3 +457,86 @@ func TestDecodeErrorsNameTheDocument(t *testing.T) {
 		assert.ErrorContains(t, err, "*repo_test.item", c.name)
 	}
 }
+
+// TestPoliciesRunWithEventsOff: switching events off, per repository or
+// per call, silences ordinary listeners but not policies.
+func TestPoliciesRunWithEventsOff(t *testing.T) {
+	bus, r, db := setup[*item](t, nil)
+	require.NoError(t, r.Insert(ctx, &item{Name: "x", Owner: "b"}))
+	var plain, policies int
+	bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { plain++; return nil }))
+	bus.Register(events.ListenerFunc(ownerA), events.On(events.BeforeQuery), events.AsPolicy())
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		assert.True(t, e.Quiet)
+		policies++
+		return nil
+	}), events.AsPolicy())
+
+	quiet, err := repo.New[*item](bus, repo.WithDatabase(db), repo.WithoutEvents())
+	require.NoError(t, err)
+	n, err := quiet.Count(ctx, nil)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the policy confined the count to owner a")
+	n, err = r.Count(events.WithoutEvents(ctx), nil)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Zero(t, plain)
+	assert.Equal(t, 2, policies)
+}
+
+// TestBeforeDeleteCanTurnADeleteIntoAnUpdate: the event contract soft
+// delete is built on.
+func TestBeforeDeleteCanTurnADeleteIntoAnUpdate(t *testing.T) {
+	bus, r, db := setup[*item](t, nil)
+	ms := []*item{{Name: "x", N: 1}, {Name: "x", N: 2}, {Name: "y", N: 3}, {Name: "z", N: 4}}
+	require.NoError(t, r.InsertMany(ctx, ms))
+	var deleted []int64
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		if e.Type == events.BeforeDelete {
+			e.Update = bson.M{"$set": bson.M{"gone": true}}
+		} else {
+			deleted = append(deleted, e.DeletedCount)
+		}
+		return nil
+	}), events.On(events.BeforeDelete, events.AfterDelete))
+
+	require.NoError(t, r.Delete(ctx, ms[3]))
+	n, err := r.DeleteMany(ctx, bson.M{"name": "x"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	m, err := r.FindOneAndDelete(ctx, bson.M{"name": "y"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, m.N)
+	assert.Equal(t, []int64{1, 2, 1}, deleted)
+	assert.Equal(t, int64(4), count(t, db, "items", bson.M{"gone": true}), "marked, not deleted")
+
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		e.Update = bson.M{"gone": false}
+		return nil
+	}), events.On(events.BeforeDelete))
+	_, err = r.DeleteMany(ctx, bson.D{})
+	assert.ErrorIs(t, err, repo.ErrInvalidArgument, "a replacement is no update")
+	assert.Equal(t, int64(4), count(t, db, "items", nil))
+}
+
+func TestQueryEventsCarryTheSort(t *testing.T) {
+	bus, r, _ := setup[*item](t, nil)
+	require.NoError(t, r.Insert(ctx, &item{Name: "x"}))
+	var sorts []any
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		sorts = append(sorts, e.Sort)
+		return nil
+	}), events.On(events.BeforeQuery))
+	by := bson.D{{Key: "n", Value: 1}}
+	_, err := r.Find(ctx, nil, options.Find().SetSort(by))
+	require.NoError(t, err)
+	_, err = r.FindOne(ctx, nil, options.FindOne().SetSort(by))
+	require.NoError(t, err)
+	_, err = r.FindOneAndUpdate(ctx, bson.D{}, bson.M{"$set": bson.M{"n": 1}}, options.FindOneAndUpdate().SetSort(by))
+	require.NoError(t, err)
+	_, err = r.FindOneAndDelete(ctx, bson.D{}, options.FindOneAndDelete().SetSort(by))
+	require.NoError(t, err)
+	_, err = r.Count(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{by, by, by, by, nil}, sorts)
+}

@@ -43,6 +43,9 @@ func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*option
 func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options.FindOneOptions) (T, error) {
 	var zero T
 	e := r.event(ctx, events.OpFind)
+	if e != nil {
+		e.Sort = lastSort(opts, func(o *options.FindOneOptions) any { return o.Sort })
+	}
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return zero, err
@@ -131,6 +134,9 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
 	e := r.event(ctx, events.OpFind)
+	if e != nil {
+		e.Sort = lastSort(opts, func(o *options.FindOptions) any { return o.Sort })
+	}
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return nil, r.wrap(method, err)
@@ -241,6 +247,20 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 		return nil, r.wrap("Distinct", err)
 	}
 	return vals, nil
+}
+
+// lastSort returns the sort of the last options that set one, as the
+// driver merges them.
+func lastSort[O any](opts []*O, sort func(*O) any) any {
+	var s any
+	for _, o := range opts {
+		if o != nil {
+			if v := sort(o); v != nil {
+				s = v
+			}
+		}
+	}
+	return s
 }
 
 // decodeError says which document of which type failed to decode.

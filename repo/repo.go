@@ -66,9 +66,10 @@ func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = d
 // model.Registry() (the driver's defaults plus UUIDs as subtype 4).
 func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
 
-// WithoutEvents makes the repository publish no events at all (Spring's
-// setEntityLifecycleEventsEnabled(false)); mgm's hooks still run. For one
-// call instead, use events.WithoutEvents(ctx).
+// WithoutEvents makes the repository publish no events (Spring's
+// setEntityLifecycleEventsEnabled(false)) except to policies (see
+// events.Policy), which no option switches off; mgm's hooks still run. For
+// one call instead, use events.WithoutEvents(ctx).
 func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 
 // WithWriteRetries sets how many times a write that failed on a duplicate
@@ -121,7 +122,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	if err := bus.Prepare(s.Type); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
-	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents && bus != nil, retry: c.retries}, nil
+	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries}, nil
 }
 
 var defaultRegistry = model.Registry()
@@ -132,13 +133,18 @@ func (r *Repository[T]) Collection() *mgm.Collection { return r.coll }
 // Schema returns T's parsed metadata.
 func (r *Repository[T]) Schema() *model.Schema { return r.schema }
 
-// event returns a new event for one operation, or nil when no event is to
-// be published: events off for the repository or ctx, or no listener.
+// event returns a new event for one operation, or nil when no listener
+// is to see it. With events off for the repository or ctx, only policies
+// see it, and it is Quiet.
 func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
-	if !r.events || r.bus.Len() == 0 || !events.Enabled(ctx) {
+	if r.bus.Len() == 0 {
 		return nil
 	}
-	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type}
+	quiet := !r.events || !events.Enabled(ctx)
+	if quiet && r.bus.Policies() == 0 {
+		return nil
+	}
+	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type, Quiet: quiet}
 }
 
 // query publishes BeforeQuery for filter, and returns the filter its

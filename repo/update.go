@@ -42,7 +42,7 @@ func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, upda
 			upsert = *o.Upsert
 		}
 	}
-	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert)
+	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert, nil)
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
 	}
@@ -80,7 +80,8 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 			upsert = *o.Upsert
 		}
 	}
-	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert)
+	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert,
+		lastSort(opts, func(o *options.FindOneAndUpdateOptions) any { return o.Sort }))
 	if err != nil {
 		return zero, r.wrap(method, err)
 	}
@@ -111,7 +112,7 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 // beforeUpdate checks the arguments, publishes BeforeQuery, completes the
 // update (the version, an upsert's equalities) and publishes BeforeUpdate.
 // It returns the event and what to send.
-func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool) (*events.Event, any, any, error) {
+func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool, sort any) (*events.Event, any, any, error) {
 	if filter == nil {
 		return nil, nil, nil, fmt.Errorf("nil filter; pass bson.D{} to match any document: %w", ErrInvalidArgument)
 	}
@@ -119,6 +120,9 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 		return nil, nil, nil, err
 	}
 	e := r.event(ctx, op)
+	if e != nil {
+		e.Sort = sort
+	}
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return nil, nil, nil, err
