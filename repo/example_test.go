@@ -9,6 +9,7 @@ import (
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 type Book struct {
@@ -57,4 +58,92 @@ func ExampleNew() {
 	// AfterLoad Find books
 	// AfterConvert Find books
 	// found: Go true
+}
+
+// Post is a blog post that may be a draft.
+type Post struct {
+	mgm.DefaultModel `bson:",inline"`
+	Title            string `bson:"title"`
+	Draft            bool   `bson:"draft"`
+	Views            int    `bson:"views"`
+}
+
+// A BeforeQuery listener sees every filter a repository sends and may
+// rewrite it: here drafts are hidden from every read, count and update,
+// whatever filter the caller passes.
+func Example_beforeQuery() {
+	ctx := context.Background()
+	srv, err := mongotest.NewServer(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	client, err := srv.Client(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Disconnect(ctx)
+	db := client.Database(mongotest.UniqueName("example"))
+	defer db.Drop(ctx)
+
+	bus := events.NewBus()
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		e.Filter = events.And(e.Filter, bson.E{Key: "draft", Value: false})
+		return nil
+	}), events.ForModel[*Post](), events.On(events.BeforeQuery))
+	posts, err := repo.New[*Post](bus, repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	if err := posts.InsertMany(ctx, []*Post{{Title: "Hello"}, {Title: "Secret plans", Draft: true}}); err != nil {
+		panic(err)
+	}
+	n, _ := posts.Count(ctx, nil)
+	fmt.Println("visible posts:", n)
+	_, err = posts.FindOne(ctx, bson.M{"title": "Secret plans"})
+	fmt.Println("the draft:", err)
+	res, _ := posts.UpdateMany(ctx, bson.D{}, bson.M{"$inc": bson.M{"views": 1}})
+	fmt.Println("updated:", res.ModifiedCount)
+	// Output:
+	// visible posts: 1
+	// the draft: repo posts: FindOne: mongo: no documents in result
+	// updated: 1
+}
+
+// An upsert is UpdateOne with SetUpsert(true). The inserted document holds
+// the filter's equalities and what $setOnInsert gives.
+func ExampleRepository_UpdateOne_upsert() {
+	ctx := context.Background()
+	srv, err := mongotest.NewServer(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	client, err := srv.Client(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Disconnect(ctx)
+	db := client.Database(mongotest.UniqueName("example"))
+	defer db.Drop(ctx)
+
+	posts, err := repo.New[*Post](events.NewBus(), repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	for range 2 {
+		res, err := posts.UpdateOne(ctx, bson.M{"title": "Counted"},
+			bson.M{"$inc": bson.M{"views": 1}, "$setOnInsert": bson.M{"draft": true}},
+			options.Update().SetUpsert(true))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("inserted:", res.UpsertedCount, "matched:", res.MatchedCount)
+	}
+	p, _ := posts.FindOne(ctx, bson.M{"title": "Counted"})
+	fmt.Println(p.Title, p.Views, p.Draft)
+	// Output:
+	// inserted: 1 matched: 0
+	// inserted: 0 matched: 1
+	// Counted 2 true
 }

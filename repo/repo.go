@@ -1,21 +1,29 @@
 // Package repo provides typed repositories over mgm collections that
-// publish the lifecycle events of package events around every operation,
-// bulk writes and reads included, while mgm's own model hooks keep firing.
+// publish the events of package events around every operation, bulk writes,
+// reads, operator updates, aggregations and counts included, while mgm's
+// own model hooks keep firing.
 //
 // Event order, per model:
 //
 //	Insert, Save (new)   Creating, Saving, BeforeConvert, BeforeSave, write, AfterSave, Created, Saved
-//	Save (existing)      Updating, Saving, BeforeConvert, BeforeSave, replace, AfterSave, Updated, Saved
-//	Update               Updating, Saving, BeforeConvert, BeforeSave, $set, AfterSave, Updated, Saved
+//	Save (existing)      Updating, Saving, BeforeQuery, BeforeConvert, BeforeSave, replace, AfterSave, Updated, Saved
+//	Update               Updating, Saving, BeforeQuery, BeforeConvert, BeforeSave, $set, AfterSave, Updated, Saved
 //	InsertMany           the Insert sequence up to BeforeSave for each model, one write, then the rest
-//	FindByID, FindOne,   AfterLoad, decode, AfterConvert, for each document as it is read
+//	FindByID, FindOne,   BeforeQuery, then AfterLoad, decode, AfterConvert, for each document as it is read
 //	Find, Iter, All
-//	Delete               Deleting, BeforeDelete, delete, AfterDelete, Deleted
-//	DeleteMany           BeforeDelete, delete, AfterDelete
+//	Count, Distinct      BeforeQuery
+//	Aggregate            BeforeQuery (the pipeline), then AfterLoad (and for models AfterConvert) per result
+//	UpdateOne,           BeforeQuery, BeforeUpdate, update, AfterUpdate
+//	UpdateMany
+//	FindOneAndUpdate     BeforeQuery, BeforeUpdate, update, AfterUpdate, AfterLoad, AfterConvert
+//	FindOneAndDelete     BeforeQuery, BeforeDelete, delete, AfterDelete, AfterLoad, AfterConvert
+//	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
+//	DeleteMany           BeforeQuery, BeforeDelete, delete, AfterDelete
 //
 // An error from a hook or a Before* listener aborts the operation before
-// anything is written. An After* error is returned after the write has
-// happened.
+// anything is sent. An After* error is returned after the write has
+// happened. mgm's hooks need a model, so operations by filter do not run
+// them, as in mgm.
 package repo
 
 import (
