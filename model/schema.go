@@ -38,6 +38,9 @@ type Schema struct {
 	Audit []AuditField
 	// Version is the `auto:"version"` field, or nil.
 	Version *AutoField
+	// Tenant is the `tenant:"id"` field, which holds the tenant a document
+	// belongs to, or nil.
+	Tenant *Field
 }
 
 // Field is one BSON field of a model.
@@ -117,8 +120,10 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		index := append(append([]int(nil), prefix...), i)
 		autoTag, hasAuto := sf.Tag.Lookup("auto")
 		auditTag, hasAudit := sf.Tag.Lookup("audit")
+		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
+		tagged := hasAuto || hasAudit || hasTenant
 		if !sf.IsExported() && !sf.Anonymous {
-			if hasAuto || hasAudit {
+			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
 			}
 			continue
@@ -128,14 +133,14 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			return s.tagErr(sf.Name, string(sf.Tag), "bad bson tag: "+err.Error())
 		}
 		if tags.Skip {
-			if hasAuto || hasAudit {
+			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), `the field has bson:"-", so it is never stored`)
 			}
 			continue
 		}
 		if tags.Inline && sf.Type.Kind() == reflect.Struct {
-			if hasAuto || hasAudit {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto or audit field")
+			if tagged {
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit or tenant field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
@@ -163,6 +168,11 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 				return err
 			}
 			s.Audit = append(s.Audit, a)
+		}
+		if hasTenant {
+			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -199,6 +209,9 @@ func (s *Schema) check() error {
 			s.ID = &s.Fields[i]
 		}
 	}
+	if s.Tenant != nil && !s.has(*s.Tenant) {
+		s.Tenant = nil // shadowed by a shallower field of the same name
+	}
 	seqs := map[string]*AutoField{}
 	for i := range s.Auto {
 		a := &s.Auto[i]
@@ -209,10 +222,13 @@ func (s *Schema) check() error {
 			}
 			s.Version = a
 		case Inc:
-			if prev, ok := seqs[a.Seq]; ok && (prev.Start != a.Start || prev.Batch != a.Batch) {
-				return s.tagErr(a.Name, a.Tag, fmt.Sprintf("sequence %q is also used by field %s with other start or batch options", a.Seq, prev.Name))
+			if prev, ok := seqs[a.Seq]; ok && (prev.Start != a.Start || prev.Batch != a.Batch || prev.ScopeTenant != a.ScopeTenant) {
+				return s.tagErr(a.Name, a.Tag, fmt.Sprintf("sequence %q is also used by field %s with other start, batch or scope options", a.Seq, prev.Name))
 			}
 			seqs[a.Seq] = a
+			if a.ScopeTenant && s.Tenant == nil {
+				return s.tagErr(a.Name, a.Tag, `scope=tenant needs a tenant field (tenant:"id") in the model`)
+			}
 		}
 	}
 	if len(s.Auto) > 64 {

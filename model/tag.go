@@ -72,6 +72,7 @@ func (k Kind) String() string {
 //	auto:"inc"                              int, int32, int64, uint32, uint64
 //	auto:"inc,seq=NAME,start=N,batch=N"     sequence name, first value, block size
 //	auto:"inc,format=ORD{date:060102}{seq:5}"   string: prefix, optional date, number
+//	auto:"inc,scope=tenant"                 one sequence per tenant (needs a tenant:"id" field)
 //	auto:"uuid"                             string, uuid.UUID, [16]byte; v4
 //	auto:"uuid,v7,compact"                  time-ordered; 32 hex digits (string only)
 //	auto:"version"                          integer optimistic-locking version
@@ -91,6 +92,10 @@ type AutoField struct {
 	Max uint64
 	// Format is the order-number template of a string Inc field.
 	Format *Format
+	// ScopeTenant gives each tenant its own sequence (Inc, scope=tenant),
+	// so every tenant's numbers start at Start. The model needs a
+	// tenant:"id" field.
+	ScopeTenant bool
 
 	// V7 asks for RFC 9562 version 7 UUIDs (UUID).
 	V7 bool
@@ -217,6 +222,11 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 		} else {
 			a.Batch = n
 		}
+	case a.Kind == Inc && key == "scope":
+		if val != "tenant" {
+			return fmt.Sprintf("scope=%s: the only scope is tenant", val)
+		}
+		a.ScopeTenant = true
 	case a.Kind == Inc && key == "format":
 		f, err := ParseFormat(val)
 		if err != nil {
@@ -235,7 +245,7 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 
 // optionKinds lists each kind's options, and whether each takes a value.
 var optionKinds = map[Kind]map[string]bool{
-	Inc:     {"seq": true, "start": true, "batch": true, "format": true},
+	Inc:     {"seq": true, "start": true, "batch": true, "format": true, "scope": true},
 	UUID:    {"v4": false, "v7": false, "compact": false},
 	Version: {},
 }

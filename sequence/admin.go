@@ -121,11 +121,17 @@ func (s *Sequence) InitFromData(ctx context.Context, coll *mongo.Collection, fie
 // MaxOf returns the largest integer value of field in coll; ok is false
 // when no document has a number there.
 func MaxOf(ctx context.Context, coll *mongo.Collection, field string) (top int64, ok bool, err error) {
+	return MaxOfWhere(ctx, coll, field, nil)
+}
+
+// MaxOfWhere is MaxOf among the documents that also match the equality
+// conditions where, such as one tenant's documents.
+func MaxOfWhere(ctx context.Context, coll *mongo.Collection, field string, where bson.D) (top int64, ok bool, err error) {
 	if coll == nil || field == "" {
 		return 0, false, fmt.Errorf("sequence: MaxOf: need a collection and a field: %w", ErrInvalidArgument)
 	}
 	var doc bson.Raw
-	filter := bson.D{{Key: field, Value: bson.D{{Key: "$type", Value: "number"}}}}
+	filter := append(bson.D{{Key: field, Value: bson.D{{Key: "$type", Value: "number"}}}}, where...)
 	err = coll.FindOne(ctx, filter, options.FindOne().
 		SetSort(bson.D{{Key: field, Value: -1}}).
 		SetProjection(bson.D{{Key: field, Value: 1}})).Decode(&doc)
