@@ -160,7 +160,7 @@ type Event struct {
 	// into that update (see BeforeDelete).
 	Update any
 	// Upsert reports whether the update may insert a document when none
-	// matches (options SetUpsert(true)).
+	// matches (options SetUpsert(true)); it is set from BeforeQuery on.
 	Upsert bool
 	// Field is the field of a Distinct.
 	Field string

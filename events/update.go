@@ -134,10 +134,10 @@ func (u *Update) Touches(path string) bool {
 			return true // unreadable: assume the worst
 		}
 		for _, f := range d {
-			if overlaps(f.Key, path) {
+			if PathsOverlap(f.Key, path) {
 				return true
 			}
-			if to, ok := f.Value.(string); ok && op.Key == "$rename" && overlaps(to, path) {
+			if to, ok := f.Value.(string); ok && op.Key == "$rename" && PathsOverlap(to, path) {
 				return true
 			}
 		}
@@ -153,7 +153,7 @@ func (u *Update) Touches(path string) bool {
 					names = []any{s.Value}
 				}
 				for _, n := range names {
-					if n, ok := n.(string); ok && overlaps(n, path) {
+					if n, ok := n.(string); ok && PathsOverlap(n, path) {
 						return true
 					}
 				}
@@ -163,7 +163,7 @@ func (u *Update) Touches(path string) bool {
 					return true
 				}
 				for _, f := range d {
-					if overlaps(f.Key, path) {
+					if PathsOverlap(f.Key, path) {
 						return true
 					}
 				}
@@ -173,9 +173,9 @@ func (u *Update) Touches(path string) bool {
 	return false
 }
 
-// overlaps reports whether dotted paths a and b name the same field, or one
-// holds the other.
-func overlaps(a, b string) bool {
+// PathsOverlap reports whether dotted paths a and b name the same field,
+// or one holds the other: "a" and "a.b" overlap, "a" and "ab" do not.
+func PathsOverlap(a, b string) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}

@@ -163,8 +163,9 @@ func (l *Auditing) update(ctx context.Context, e *events.Event) error {
 	for i := range s.Audit {
 		a := &s.Audit[i]
 		created := a.Kind == model.CreatedAt || a.Kind == model.CreatedBy
-		if (created && !e.Upsert) || u.Touches(a.BSON) {
-			continue
+		updated := a.Kind == model.UpdatedAt || a.Kind == model.UpdatedBy
+		if !(created || updated) || (created && !e.Upsert) || u.Touches(a.BSON) {
+			continue // deletedAt and deletedBy are SoftDelete's
 		}
 		var v any = now
 		if a.Kind == model.CreatedBy || a.Kind == model.UpdatedBy {

@@ -41,6 +41,7 @@ type AutoKeys struct {
 	indexes bool
 	now     func() time.Time
 	logger  *slog.Logger
+	tenancy *Tenancy // resolves the tenant of scope=tenant fields
 	plans   sync.Map // reflect.Type -> *plan
 }
 
@@ -78,6 +79,13 @@ func WithClock(now func() time.Time) AutoKeysOption {
 	return func(k *AutoKeys) error { k.now = now; return nil }
 }
 
+// WithTenancy resolves the tenant of `auto:"inc,scope=tenant"` fields
+// the way t does (see WithTenantResolver), for a model whose tenant field
+// is not set yet. Without it, the tenant comes from WithTenant.
+func WithTenancy(t *Tenancy) AutoKeysOption {
+	return func(k *AutoKeys) error { k.tenancy = t; return nil }
+}
+
 // WithAutoKeysLogger sets the logger for index problems; the default is
 // slog.Default().
 func WithAutoKeysLogger(l *slog.Logger) AutoKeysOption {
@@ -96,6 +104,9 @@ func NewAutoKeys(db *mongo.Database, opts ...AutoKeysOption) (*AutoKeys, error) 
 		if err := o(k); err != nil {
 			return nil, err
 		}
+	}
+	if k.tenancy == nil {
+		k.tenancy = NewTenancy()
 	}
 	if k.alloc == nil {
 		a, err := sequence.New(db)
@@ -130,7 +141,7 @@ type fieldPlan struct {
 	bit     uint64             // 1 << the field's index in Schema.Auto
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.SeqOption
-	periods sync.Map // dated inc: period -> *sequence.Sequence
+	periods sync.Map // dated or tenant-scoped inc: "@tenant/period" -> *sequence.Sequence
 }
 
 // Prepare checks t's auto fields against the allocator: a sequence shared
@@ -196,12 +207,17 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		var err error
 		if e.Batch == nil {
+			var tenant string
+			if tenant, err = k.tenantOf(ctx, p, f, mv); err != nil {
+				return err
+			}
 			one := [1]reflect.Value{fv}
-			err = k.fillValues(ctx, p, f, one[:])
+			err = k.fillValues(ctx, p, f, tenant, one[:])
 		} else {
 			// The first model of a batch that lacks this key gets it for
-			// the whole rest of the batch, from one reservation; the later
-			// models then have it, and cost one check each.
+			// the whole rest of the batch, from one reservation (one per
+			// tenant for a tenant-scoped key); the later models then have
+			// it, and cost one check each.
 			err = k.fill(ctx, p, f, e.Batch[e.Index:])
 		}
 		if err != nil {
@@ -209,6 +225,30 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 	}
 	return nil
+}
+
+// tenantOf returns the tenant whose sequence numbers field f of the model
+// mv: "" for a field that is not tenant-scoped; else the current tenant,
+// which a tenant the model names must match (so that a model of another
+// tenant cannot use up that tenant's numbers), or under AllTenants, or with
+// no tenant in the context, the model's.
+func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
+	if !f.ScopeTenant {
+		return "", nil
+	}
+	named := p.schema.Tenant.Value(mv).String()
+	current, _, err := k.tenancy.Tenant(ctx)
+	switch {
+	case current != "" && named != "" && named != current:
+		err = fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
+	case current != "":
+		return current, nil
+	case named != "":
+		return named, nil
+	case err == nil:
+		err = ErrNoTenant // AllTenants: the model must name its tenant
+	}
+	return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
 }
 
 // upsert gives the document an upsert may insert its keys, as
@@ -235,9 +275,13 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 		if u.Touches(f.BSON) {
 			continue
 		}
+		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
+		if err != nil {
+			return err
+		}
 		fv := reflect.New(f.Type).Elem()
 		one := [1]reflect.Value{fv}
-		if err := k.fillValues(ctx, p, f, one[:]); err != nil {
+		if err := k.fillValues(ctx, p, f, tenant, one[:]); err != nil {
 			return err
 		}
 		if err := u.Add("$setOnInsert", f.BSON, fv.Interface()); err != nil {
@@ -246,6 +290,25 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 	}
 	e.Update = u.Value()
 	return nil
+}
+
+// upsertTenant returns the tenant an upsert's document will belong to,
+// for a tenant-scoped field: the tenant the final filter requires, or else
+// the current one.
+func (k *AutoKeys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filter any) (string, error) {
+	if !f.ScopeTenant {
+		return "", nil
+	}
+	eqs, err := events.Equalities(filter)
+	if err != nil {
+		return "", err
+	}
+	for _, eq := range eqs {
+		if t, ok := eq.Value.(string); ok && eq.Key == p.schema.Tenant.BSON && t != "" {
+			return t, nil
+		}
+	}
+	return k.tenantOf(ctx, p, f, reflect.New(p.schema.Struct).Elem())
 }
 
 // setNumber stores n, or the order number made from it, in fv.
@@ -264,20 +327,38 @@ func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv r
 	return nil
 }
 
-// fill sets field f in every model of models where it is zero.
+// fill sets field f in every model of models where it is zero, with one
+// reservation per tenant at most.
 func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any) error {
-	var targets []reflect.Value
+	var tenants []string
+	byTenant := map[string][]reflect.Value{}
 	for _, m := range models {
-		if fv := f.Value(reflect.ValueOf(m).Elem()); fv.IsZero() {
-			targets = append(targets, fv)
+		mv := reflect.ValueOf(m).Elem()
+		fv := f.Value(mv)
+		if !fv.IsZero() {
+			continue
+		}
+		t, err := k.tenantOf(ctx, p, f, mv)
+		if err != nil {
+			return err
+		}
+		if _, ok := byTenant[t]; !ok {
+			tenants = append(tenants, t)
+		}
+		byTenant[t] = append(byTenant[t], fv)
+	}
+	for _, t := range tenants {
+		if err := k.fillValues(ctx, p, f, t, byTenant[t]); err != nil {
+			return err
 		}
 	}
-	return k.fillValues(ctx, p, f, targets)
+	return nil
 }
 
-// fillValues gives each of the zero fields targets a key; the numbers come
-// from one reservation at most.
-func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, targets []reflect.Value) error {
+// fillValues gives each of the zero fields targets a key, from tenant's
+// sequence for a tenant-scoped field; the numbers come from one reservation
+// at most.
+func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, tenant string, targets []reflect.Value) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -289,7 +370,7 @@ func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, target
 		}
 		return nil
 	}
-	seq, period, err := k.sequenceFor(f)
+	seq, period, err := k.sequenceFor(ctx, p, f, tenant)
 	if err != nil {
 		return err
 	}
@@ -310,21 +391,38 @@ func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, target
 }
 
 // sequenceFor returns the sequence for f now: with a dated format, the
-// period's own sequence.
-func (k *AutoKeys) sequenceFor(f *fieldPlan) (*sequence.Sequence, string, error) {
-	if f.Format == nil || f.Format.Layout == "" {
+// period's own sequence; for a tenant-scoped field, the tenant's own
+// ("<seq>@<tenant>"), which is first moved past that tenant's data.
+func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
+	dated := f.Format != nil && f.Format.Layout != ""
+	if !dated && !f.ScopeTenant {
 		return f.seq, "", nil
 	}
-	period := f.Format.Period(k.now())
-	if s, ok := f.periods.Load(period); ok {
+	var period, key string
+	if f.ScopeTenant {
+		key = "@" + tenant
+	}
+	if dated {
+		period = f.Format.Period(k.now())
+		key += "/" + period
+	}
+	if s, ok := f.periods.Load(key); ok {
 		return s.(*sequence.Sequence), period, nil
 	}
-	s, err := k.alloc.Sequence(f.Seq+"/"+period, f.opts...)
+	s, err := k.alloc.Sequence(f.Seq+key, f.opts...)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
 	}
-	f.periods.Store(period, s)
-	return s, period, nil
+	if f.ScopeTenant && f.Format == nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_, err := k.heal(dctx, p, f, s, tenant, 0)
+		cancel()
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	v, _ := f.periods.LoadOrStore(key, s)
+	return v.(*sequence.Sequence), period, nil
 }
 
 func setUUID(fv reflect.Value, a *model.AutoField) error {
@@ -376,8 +474,12 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 			continue
 		}
 		if k.indexes && f.BSON != "_id" {
+			keys := bson.D{{Key: f.BSON, Value: 1}}
+			if f.ScopeTenant { // unique within each tenant
+				keys = bson.D{{Key: p.schema.Tenant.BSON, Value: 1}, {Key: f.BSON, Value: 1}}
+			}
 			_, err := p.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
-				Keys: bson.D{{Key: f.BSON, Value: 1}}, Options: options.Index().SetUnique(true)})
+				Keys: keys, Options: options.Index().SetUnique(true)})
 			if err != nil {
 				var ce mongo.CommandError
 				if !errors.As(err, &ce) {
@@ -387,8 +489,8 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 					"type", p.schema.Type.String(), "field", f.BSON, "err", err)
 			}
 		}
-		if f.Format == nil {
-			if _, err := k.heal(dctx, p, f, 0); err != nil {
+		if f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
+			if _, err := k.heal(dctx, p, f, f.seq, "", 0); err != nil {
 				return err
 			}
 		}
@@ -397,26 +499,31 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 	return nil
 }
 
-// heal moves f's counter past the largest value of f in the collection
-// when that value is at least atLeast and ahead of the counter. It reports
-// whether it moved it.
-func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, atLeast int64) (bool, error) {
-	top, ok, err := sequence.MaxOf(ctx, p.coll, f.BSON)
+// heal moves seq, the counter of field f (for a tenant-scoped field,
+// tenant's), past the largest value of f in the collection (in tenant's
+// documents) when that value is at least atLeast and ahead of the counter.
+// It reports whether it moved it.
+func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
+	var where bson.D
+	if f.ScopeTenant {
+		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
+	}
+	top, ok, err := sequence.MaxOfWhere(ctx, p.coll, f.BSON, where)
 	if err != nil || !ok || top < atLeast {
 		return false, err
 	}
-	cur, err := f.seq.Current(ctx)
+	cur, err := seq.Current(ctx)
 	if err != nil {
 		return false, err
 	}
 	if top <= cur && atLeast == 0 {
 		return false, nil
 	}
-	if err := f.seq.AdvancePast(ctx, top); err != nil {
+	if err := seq.AdvancePast(ctx, top); err != nil {
 		return false, err
 	}
 	k.logger.Info("mgmevents: numbers from the counter are already in the data; moved the counter past them",
-		"sequence", f.seq.Name(), "type", p.schema.Type.String(), "field", f.BSON, "max", top, "counter", cur)
+		"sequence", seq.Name(), "type", p.schema.Type.String(), "field", f.BSON, "max", top, "counter", cur)
 	return true, nil
 }
 
@@ -451,7 +558,15 @@ func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err er
 		if v == 0 {
 			continue
 		}
-		moved, herr := k.heal(dctx, p, f, v)
+		seq, tenant := f.seq, ""
+		if f.ScopeTenant {
+			tenant = p.schema.Tenant.Value(mv).String()
+			var herr error
+			if seq, _, herr = k.sequenceFor(dctx, p, f, tenant); herr != nil {
+				return false, herr
+			}
+		}
+		moved, herr := k.heal(dctx, p, f, seq, tenant, v)
 		if herr != nil {
 			return false, herr
 		}

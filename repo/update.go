@@ -121,7 +121,7 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 	}
 	e := r.event(ctx, op)
 	if e != nil {
-		e.Sort = sort
+		e.Sort, e.Upsert = sort, upsert // BeforeQuery may treat an upsert's filter differently
 	}
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {
