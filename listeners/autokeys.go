@@ -1,6 +1,8 @@
 // Package listeners holds the built-in listeners: AutoKeys fills `auto`
-// fields, and the others (logging, validation, auditing) give Go what
-// Spring Data MongoDB ships. Register them on an events.Bus.
+// fields; Logging, Validation and Auditing give Go what Spring Data MongoDB
+// ships; and the policies Tenancy and SoftDelete (events.Policy) confine
+// every operation to a tenant and to live documents. Register them on an
+// events.Bus.
 package listeners
 
 import (
