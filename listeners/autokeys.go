@@ -194,11 +194,8 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 	if e.Type != events.BeforeConvert || e.Model == nil {
 		return nil
 	}
-	p, err := k.plan(e.ModelType)
-	if err != nil || len(p.fields) == 0 {
-		return err
-	}
-	if err := k.ensure(ctx, p); err != nil {
+	p, err := k.ready(ctx, e.ModelType)
+	if p == nil {
 		return err
 	}
 	mv := reflect.ValueOf(e.Model).Elem()
@@ -227,6 +224,19 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 	}
 	return nil
+}
+
+// ready returns t's plan with its indexes made and counters checked, or
+// nil when t has no keys to fill or on an error.
+func (k *AutoKeys) ready(ctx context.Context, t reflect.Type) (*plan, error) {
+	p, err := k.plan(t)
+	if err != nil || len(p.fields) == 0 {
+		return nil, err
+	}
+	if err := k.ensure(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // tenantOf returns the tenant whose sequence numbers field f of the model
@@ -262,11 +272,8 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 	if !e.Upsert {
 		return nil
 	}
-	p, err := k.plan(e.ModelType)
-	if err != nil || len(p.fields) == 0 {
-		return err
-	}
-	if err := k.ensure(ctx, p); err != nil {
+	p, err := k.ready(ctx, e.ModelType)
+	if p == nil {
 		return err
 	}
 	u, err := events.ParseUpdate(e.Update)

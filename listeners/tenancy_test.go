@@ -12,6 +12,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,15 +65,7 @@ func seedTenants(t *testing.T, r *repo.Repository[*Account]) []*Account {
 
 // rawOf returns the collection's documents of one tenant, raw, by _id.
 func rawOf(t *testing.T, db *mongo.Database, tenant string) []bson.Raw {
-	t.Helper()
-	cur, err := db.Collection("accounts").Find(ctx, bson.M{"tenant": tenant}, options.Find().SetSort(bson.M{"_id": 1}))
-	require.NoError(t, err)
-	var out []bson.Raw
-	for cur.Next(ctx) {
-		out = append(out, slices.Clone(cur.Current))
-	}
-	require.NoError(t, cur.Err())
-	return out
+	return mongotest.Docs(t, db.Collection("accounts"), bson.M{"tenant": tenant})
 }
 
 func rawCount(t *testing.T, db *mongo.Database) int64 {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -327,4 +328,28 @@ func Main(m interface{ Run() int }, srv **Server) int {
 	*srv = s
 	defer s.Close()
 	return m.Run()
+}
+
+// Docs returns the documents of coll that match filter (nil matches all),
+// raw and in _id order, as the server holds them: for tests that check the
+// database itself, not the library's view of it. It fails tb on an error.
+func Docs(tb testing.TB, coll *mongo.Collection, filter any) []bson.Raw {
+	tb.Helper()
+	if filter == nil {
+		filter = bson.D{}
+	}
+	ctx := context.Background()
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cur.Close(ctx)
+	var out []bson.Raw
+	for cur.Next(ctx) {
+		out = append(out, bson.Raw(slices.Clone(cur.Current)))
+	}
+	if err := cur.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }

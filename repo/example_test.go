@@ -9,6 +9,7 @@ import (
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -17,20 +18,25 @@ type Book struct {
 	Title            string `bson:"title"`
 }
 
-func ExampleNew() {
-	ctx := context.Background()
+// exampleDB starts an embedded server and returns a fresh database on it,
+// and what to call when done.
+func exampleDB(ctx context.Context) (*mongo.Database, func()) {
 	srv, err := mongotest.NewServer(ctx)
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
 	client, err := srv.Client(ctx)
 	if err != nil {
 		panic(err)
 	}
-	defer client.Disconnect(ctx)
 	db := client.Database(mongotest.UniqueName("example"))
-	defer db.Drop(ctx)
+	return db, func() { db.Drop(ctx); client.Disconnect(ctx); srv.Close() }
+}
+
+func ExampleNew() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
 
 	bus := events.NewBus()
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
@@ -73,18 +79,8 @@ type Post struct {
 // whatever filter the caller passes.
 func Example_beforeQuery() {
 	ctx := context.Background()
-	srv, err := mongotest.NewServer(ctx)
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Close()
-	client, err := srv.Client(ctx)
-	if err != nil {
-		panic(err)
-	}
-	defer client.Disconnect(ctx)
-	db := client.Database(mongotest.UniqueName("example"))
-	defer db.Drop(ctx)
+	db, done := exampleDB(ctx)
+	defer done()
 
 	bus := events.NewBus()
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
@@ -114,18 +110,8 @@ func Example_beforeQuery() {
 // the filter's equalities and what $setOnInsert gives.
 func ExampleRepository_UpdateOne_upsert() {
 	ctx := context.Background()
-	srv, err := mongotest.NewServer(ctx)
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Close()
-	client, err := srv.Client(ctx)
-	if err != nil {
-		panic(err)
-	}
-	defer client.Disconnect(ctx)
-	db := client.Database(mongotest.UniqueName("example"))
-	defer db.Drop(ctx)
+	db, done := exampleDB(ctx)
+	defer done()
 
 	posts, err := repo.New[*Post](events.NewBus(), repo.WithDatabase(db))
 	if err != nil {

@@ -2,11 +2,11 @@ package repo_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,18 +60,7 @@ func items(t *testing.T, rewrite bool) (*repo.Repository[*item], *mongo.Database
 
 // rawDocs returns the collection's documents, raw, in _id order.
 func rawDocs(t *testing.T, db *mongo.Database, coll string, filter any) []bson.Raw {
-	t.Helper()
-	if filter == nil {
-		filter = bson.D{}
-	}
-	cur, err := db.Collection(coll).Find(ctx, filter, options.Find().SetSort(bson.M{"_id": 1}))
-	require.NoError(t, err)
-	var out []bson.Raw
-	for cur.Next(ctx) {
-		out = append(out, slices.Clone(cur.Current))
-	}
-	require.NoError(t, cur.Err())
-	return out
+	return mongotest.Docs(t, db.Collection(coll), filter)
 }
 
 // TestBeforeQueryRewritesEveryMethod: a BeforeQuery listener that adds a
