@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -239,25 +240,25 @@ func TestUUIDCodec(t *testing.T) {
 		P *uuid.UUID `bson:"p"`
 	}
 	u := uuid.New()
-	raw, err := bson.MarshalWithRegistry(model.Registry(), doc{U: u, P: &u})
+	raw, err := bsonio.Marshal(model.Registry(), doc{U: u, P: &u})
 	require.NoError(t, err)
 	sub, data := bson.Raw(raw).Lookup("u").Binary()
 	assert.Equal(t, bson.TypeBinaryUUID, sub)
 	assert.Equal(t, u[:], data)
 	var back doc
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), raw, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), raw, &back))
 	assert.Equal(t, u, back.U)
 	assert.Equal(t, u, *back.P)
 
 	// Subtype 0, as the driver's default wrote it, and strings read too.
 	old, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 0, Data: u[:]}})
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), old, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), old, &back))
 	assert.Equal(t, u, back.U)
 	str, _ := bson.Marshal(bson.M{"u": u.String()})
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), str, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), str, &back))
 	assert.Equal(t, u, back.U)
 	short, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 4, Data: []byte{1, 2}}})
-	assert.ErrorContains(t, bson.UnmarshalWithRegistry(model.Registry(), short, &back), "2 bytes")
+	assert.ErrorContains(t, bsonio.Unmarshal(model.Registry(), short, &back), "2 bytes")
 }
 
 // FuzzParseAuto: no tag, however malformed, panics the parser, and every

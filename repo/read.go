@@ -7,6 +7,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -67,7 +68,7 @@ func (r *Repository[T]) decode(ctx context.Context, e *events.Event, raw bson.Ra
 		raw = e.Document
 	}
 	m := r.newModel()
-	if err := bson.UnmarshalWithRegistry(r.reg, raw, m); err != nil {
+	if err := bsonio.Unmarshal(r.reg, raw, m); err != nil {
 		return zero, fmt.Errorf("decoding %v: %w", r.schema.Type, err)
 	}
 	if e != nil {
