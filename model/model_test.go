@@ -86,6 +86,47 @@ type withCollName struct {
 
 func (*withCollName) CollectionName() string { return "custom" }
 
+// tagged has one field for each rule of the driver's bson tags.
+type tagged struct {
+	mgm.DefaultModel `bson:",inline"`
+	Plain            int    // no tag: the lower-cased name
+	Named            int    `bson:"n"`
+	Empty            int    `bson:""`
+	OmitEmpty        int    `bson:",omitempty"`
+	KeyAndOpts       int    `bson:"ko,omitempty,minsize"`
+	Skipped          int    `bson:"-"`
+	Other            int    `json:"j"`
+	Inner            inner  `bson:",inline"`
+	Nested           inner  `bson:"nested"`
+	Dash             string `bson:"-,omitempty"`
+}
+
+type inner struct {
+	Deep int `bson:"deep"`
+}
+
+// The schema's BSON names are the keys the driver writes, for every kind of
+// bson tag.
+func TestFieldNamesAreTheDriversKeys(t *testing.T) {
+	s, err := model.For[*tagged]()
+	require.NoError(t, err)
+	m := &tagged{Plain: 1, Named: 1, Empty: 1, OmitEmpty: 1, KeyAndOpts: 1, Skipped: 1, Other: 1, Inner: inner{1}, Nested: inner{1}, Dash: "x"}
+	m.ID = primitive.NewObjectID() // omitempty
+	raw, err := bsonio.Marshal(model.Registry(), m)
+	require.NoError(t, err)
+	elems, err := raw.Elements()
+	require.NoError(t, err)
+	var keys, names []string
+	for _, e := range elems {
+		keys = append(keys, e.Key())
+	}
+	for _, f := range s.Fields {
+		names = append(names, f.BSON)
+	}
+	assert.Equal(t, keys, names)
+	assert.Contains(t, names, "-")
+}
+
 func TestCollectionNameGetter(t *testing.T) {
 	s, err := model.For[*withCollName]()
 	require.NoError(t, err)
