@@ -237,7 +237,14 @@ func TestBadTags(t *testing.T) {
 			assert.NotEmpty(t, te.Field)
 		})
 	}
-	_, err := model.Of(reflect.TypeFor[notAModel]())
+	// The driver never stores an unexported field, which is why a tag on
+	// one is refused.
+	raw, err := bsonio.Marshal(model.Registry(), &unexported{f: 7})
+	require.NoError(t, err)
+	_, err = raw.LookupErr("f")
+	assert.Error(t, err, "an unexported field is not encoded")
+
+	_, err = model.Of(reflect.TypeFor[notAModel]())
 	assert.ErrorIs(t, err, model.ErrUnsupportedType)
 	_, err = model.Of(reflect.TypeFor[*notAModel]())
 	assert.ErrorContains(t, err, "does not implement mgm.Model")
