@@ -21,6 +21,10 @@ type BenchVersioned struct {
 	Version          int64  `bson:"version" auto:"version"`
 }
 
+// BenchUpdate is the demo's User in its own collection, so that the
+// update phase addresses a collection as small as the raw side's.
+type BenchUpdate User
+
 // seedRaw inserts n documents made by mk into coll, each with its _id set
 // so that the raw side can address it later.
 func seedRaw[M mgm.Model](ctx context.Context, coll *mongo.Collection, n int, mk func() M) ([]M, error) {
@@ -52,24 +56,32 @@ func seedRepo[M mgm.Model](ctx context.Context, r *repo.Repository[M], n int, mk
 // updated_at included.
 func benchUpdate(env *benchEnv) ([]figure, error) {
 	ctx, n := env.ctx, env.c.inserts
-	libDocs, err := seedRepo(ctx, env.users, n, func() *User { return &User{UserName: "bench"} })
+	updates, err := repo.New[*BenchUpdate](env.bus, repo.WithDatabase(env.db))
 	if err != nil {
 		return nil, err
 	}
-	rawDocs, err := seedRaw(ctx, env.rawUsers, n, env.rawDoc)
+	libDocs, err := seedRepo(ctx, updates, n, func() *BenchUpdate { return &BenchUpdate{UserName: "bench"} })
+	if err != nil {
+		return nil, err
+	}
+	rawColl, err := env.rawCollection("raw_update")
+	if err != nil {
+		return nil, err
+	}
+	rawDocs, err := seedRaw(ctx, rawColl, n, env.rawDoc)
 	if err != nil {
 		return nil, err
 	}
 	raw := &variant{name: "raw update", op: func(ctx context.Context, i int) error {
 		u := rawDocs[i%n]
 		u.UserName, u.UpdatedAt = "u"+strconv.Itoa(i), time.Now().UTC()
-		_, err := env.rawUsers.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}}, bson.D{{Key: "$set", Value: u}})
+		_, err := rawColl.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}}, bson.D{{Key: "$set", Value: u}})
 		return err
 	}}
 	lib := &variant{name: "repo update", op: func(ctx context.Context, i int) error {
 		u := libDocs[i%n]
 		u.UserName = "u" + strconv.Itoa(i)
-		return env.users.Update(ctx, u)
+		return updates.Update(ctx, u)
 	}}
 	if err := env.alternate("update", env.c.updateRounds, n, raw, lib); err != nil {
 		return nil, err
