@@ -1,16 +1,15 @@
 package events
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
-	"go.mongodb.org/mongo-driver/bson/bsonrw"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
@@ -139,7 +138,7 @@ func ToD(doc any) (bson.D, error) {
 	if k := v.Kind(); k == reflect.Slice || k == reflect.Array {
 		return nil, fmt.Errorf("%T is an array: %w", doc, ErrBadDocument)
 	}
-	raw, err := marshal(doc)
+	raw, err := bsonio.Marshal(registry, doc)
 	if err != nil {
 		return nil, fmt.Errorf("%T: %w: %w", doc, ErrBadDocument, err)
 	}
@@ -147,23 +146,6 @@ func ToD(doc any) (bson.D, error) {
 }
 
 var registry = model.Registry()
-
-// marshal encodes doc with model.Registry().
-func marshal(doc any) (bson.Raw, error) {
-	var buf bytes.Buffer
-	vw, err := bsonrw.NewBSONValueWriter(&buf)
-	if err != nil {
-		return nil, err
-	}
-	enc, err := bson.NewEncoder(vw)
-	if err == nil {
-		err = enc.SetRegistry(registry)
-	}
-	if err == nil {
-		err = enc.Encode(doc)
-	}
-	return buf.Bytes(), err
-}
 
 func fromMap(m map[string]any) bson.D {
 	keys := make([]string, 0, len(m))
@@ -180,14 +162,7 @@ func fromMap(m map[string]any) bson.D {
 
 func decodeD(raw []byte) (bson.D, error) {
 	var d bson.D
-	dec, err := bson.NewDecoder(bsonrw.NewBSONDocumentReader(raw))
-	if err == nil {
-		err = dec.SetRegistry(registry)
-	}
-	if err == nil {
-		err = dec.Decode(&d)
-	}
-	if err != nil {
+	if err := bsonio.Unmarshal(registry, raw, &d); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDocument, err)
 	}
 	return d, nil

@@ -22,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "bench" {
-		os.Exit(benchMain(os.Args[2:], os.Stdout))
+		os.Exit(benchMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(demoMain(os.Args[1:], os.Stdout))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -213,7 +214,7 @@ func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model
 		return fmt.Errorf("reading the created fields of %v: %w", s.Type, err)
 	}
 	stored := reflect.New(s.Struct)
-	if err := bson.UnmarshalWithRegistry(registry, raw, stored.Interface()); err != nil {
+	if err := bsonio.Unmarshal(registry, raw, stored.Interface()); err != nil {
 		return fmt.Errorf("reading the created fields of %v: %w", s.Type, err)
 	}
 	for i := range s.Audit {

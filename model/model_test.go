@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,6 +85,47 @@ type withCollName struct {
 }
 
 func (*withCollName) CollectionName() string { return "custom" }
+
+// tagged has one field for each rule of the driver's bson tags.
+type tagged struct {
+	mgm.DefaultModel `bson:",inline"`
+	Plain            int    // no tag: the lower-cased name
+	Named            int    `bson:"n"`
+	Empty            int    `bson:""`
+	OmitEmpty        int    `bson:",omitempty"`
+	KeyAndOpts       int    `bson:"ko,omitempty,minsize"`
+	Skipped          int    `bson:"-"`
+	Other            int    `json:"j"`
+	Inner            inner  `bson:",inline"`
+	Nested           inner  `bson:"nested"`
+	Dash             string `bson:"-,omitempty"`
+}
+
+type inner struct {
+	Deep int `bson:"deep"`
+}
+
+// The schema's BSON names are the keys the driver writes, for every kind of
+// bson tag.
+func TestFieldNamesAreTheDriversKeys(t *testing.T) {
+	s, err := model.For[*tagged]()
+	require.NoError(t, err)
+	m := &tagged{Plain: 1, Named: 1, Empty: 1, OmitEmpty: 1, KeyAndOpts: 1, Skipped: 1, Other: 1, Inner: inner{1}, Nested: inner{1}, Dash: "x"}
+	m.ID = primitive.NewObjectID() // omitempty
+	raw, err := bsonio.Marshal(model.Registry(), m)
+	require.NoError(t, err)
+	elems, err := raw.Elements()
+	require.NoError(t, err)
+	var keys, names []string
+	for _, e := range elems {
+		keys = append(keys, e.Key())
+	}
+	for _, f := range s.Fields {
+		names = append(names, f.BSON)
+	}
+	assert.Equal(t, keys, names)
+	assert.Contains(t, names, "-")
+}
 
 func TestCollectionNameGetter(t *testing.T) {
 	s, err := model.For[*withCollName]()
@@ -195,7 +237,14 @@ func TestBadTags(t *testing.T) {
 			assert.NotEmpty(t, te.Field)
 		})
 	}
-	_, err := model.Of(reflect.TypeFor[notAModel]())
+	// The driver never stores an unexported field, which is why a tag on
+	// one is refused.
+	raw, err := bsonio.Marshal(model.Registry(), &unexported{f: 7})
+	require.NoError(t, err)
+	_, err = raw.LookupErr("f")
+	assert.Error(t, err, "an unexported field is not encoded")
+
+	_, err = model.Of(reflect.TypeFor[notAModel]())
 	assert.ErrorIs(t, err, model.ErrUnsupportedType)
 	_, err = model.Of(reflect.TypeFor[*notAModel]())
 	assert.ErrorContains(t, err, "does not implement mgm.Model")
@@ -239,25 +288,25 @@ func TestUUIDCodec(t *testing.T) {
 		P *uuid.UUID `bson:"p"`
 	}
 	u := uuid.New()
-	raw, err := bson.MarshalWithRegistry(model.Registry(), doc{U: u, P: &u})
+	raw, err := bsonio.Marshal(model.Registry(), doc{U: u, P: &u})
 	require.NoError(t, err)
 	sub, data := bson.Raw(raw).Lookup("u").Binary()
 	assert.Equal(t, bson.TypeBinaryUUID, sub)
 	assert.Equal(t, u[:], data)
 	var back doc
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), raw, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), raw, &back))
 	assert.Equal(t, u, back.U)
 	assert.Equal(t, u, *back.P)
 
 	// Subtype 0, as the driver's default wrote it, and strings read too.
 	old, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 0, Data: u[:]}})
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), old, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), old, &back))
 	assert.Equal(t, u, back.U)
 	str, _ := bson.Marshal(bson.M{"u": u.String()})
-	require.NoError(t, bson.UnmarshalWithRegistry(model.Registry(), str, &back))
+	require.NoError(t, bsonio.Unmarshal(model.Registry(), str, &back))
 	assert.Equal(t, u, back.U)
 	short, _ := bson.Marshal(bson.M{"u": primitive.Binary{Subtype: 4, Data: []byte{1, 2}}})
-	assert.ErrorContains(t, bson.UnmarshalWithRegistry(model.Registry(), short, &back), "2 bytes")
+	assert.ErrorContains(t, bsonio.Unmarshal(model.Registry(), short, &back), "2 bytes")
 }
 
 // FuzzParseAuto: no tag, however malformed, panics the parser, and every

@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kamva/mgm/v3"
-	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 )
 
 // ErrUnsupportedType is returned, wrapped, for a model type that is not a
@@ -128,17 +128,14 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			}
 			continue
 		}
-		tags, err := bsoncodec.DefaultStructTagParser.ParseStructTags(sf)
-		if err != nil {
-			return s.tagErr(sf.Name, string(sf.Tag), "bad bson tag: "+err.Error())
-		}
-		if tags.Skip {
+		tags := bsonTag(sf)
+		if tags.skip {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), `the field has bson:"-", so it is never stored`)
 			}
 			continue
 		}
-		if tags.Inline && sf.Type.Kind() == reflect.Struct {
+		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit or tenant field")
 			}
@@ -150,7 +147,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		if !sf.IsExported() {
 			continue
 		}
-		f := Field{Name: sf.Name, BSON: tags.Name, Index: index, Type: sf.Type}
+		f := Field{Name: sf.Name, BSON: tags.name, Index: index, Type: sf.Type}
 		if s.dominated(f) {
 			continue
 		}
@@ -176,6 +173,38 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 	}
 	return nil
+}
+
+// structTag is what the driver's struct codec reads from a bson tag.
+type structTag struct {
+	name         string
+	inline, skip bool
+}
+
+// bsonTag reads sf's bson tag by the driver's rules (those of bsoncodec's
+// default struct tag parser, which is deprecated for removal in driver 2.0
+// without a replacement): the key is the tag's first element, or the field
+// name in lower case; "-" skips the field; "inline" may come after the
+// key; and a tag with no key:"value" pair at all is the bson tag entire.
+func bsonTag(sf reflect.StructField) structTag {
+	t := structTag{name: strings.ToLower(sf.Name)}
+	tag, ok := sf.Tag.Lookup("bson")
+	if !ok && !strings.Contains(string(sf.Tag), ":") && len(sf.Tag) > 0 {
+		tag = string(sf.Tag)
+	}
+	if tag == "-" {
+		t.skip = true
+		return t
+	}
+	for i, opt := range strings.Split(tag, ",") {
+		if i == 0 && opt != "" {
+			t.name = opt
+		}
+		if opt == "inline" {
+			t.inline = true
+		}
+	}
+	return t
 }
 
 // dominated applies the driver's rule for a BSON name that appears twice:

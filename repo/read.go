@@ -8,6 +8,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -101,7 +102,7 @@ func (r *Repository[T]) afterLoad(ctx context.Context, e *events.Event, raw bson
 // unmarshal decodes raw into v with the repository's registry; an error
 // names v's type and the document's _id.
 func (r *Repository[T]) unmarshal(raw bson.Raw, v any) error {
-	if err := bson.UnmarshalWithRegistry(r.reg, raw, v); err != nil {
+	if err := bsonio.Unmarshal(r.reg, raw, v); err != nil {
 		return decodeError(reflect.TypeOf(v), raw, err)
 	}
 	return nil

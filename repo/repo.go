@@ -34,6 +34,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
@@ -201,7 +202,7 @@ func (r *Repository[T]) wrap(method string, err error) error {
 }
 
 func (r *Repository[T]) encode(m T) (bson.Raw, error) {
-	b, err := bson.MarshalWithRegistry(r.reg, m)
+	b, err := bsonio.Marshal(r.reg, m)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %v: %w", r.schema.Type, err)
 	}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchSmall runs the whole bench with the smallest settings: every
+// figure is reported, the progress goes to its own writer with one line
+// per phase, and -json holds the same figures.
+func TestBenchSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every phase of the bench")
+	}
+	srv := mongotest.Start(t)
+	var out, prog bytes.Buffer
+	file := filepath.Join(t.TempDir(), "figs.json")
+	code := benchMain([]string{"-uri", srv.URI, "-db", mongotest.UniqueName("bench"),
+		"-n", "10", "-rounds", "2", "-bulk", "20", "-bulk-rounds", "2", "-workers", "3",
+		"-concurrent-rounds", "2", "-update-rounds", "2", "-json", file}, &out, &prog)
+	require.Equal(t, 0, code, out.String()+prog.String())
+
+	for _, name := range []string{"insert_ratio", "naive_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio",
+		"concurrent_insert_ratio", "update_ratio", "find_ratio", "versioned_save_ratio",
+		"alloc_ns", "dispatch_ns"} {
+		assert.Regexp(t, "(?m)^"+name+`: [0-9.]+$`, out.String())
+	}
+	if os.Getenv(mongotest.EnvURI) == "" {
+		assert.Contains(t, out.String(), "strategy claim", "the embedded server needs claims")
+	}
+	assert.NotContains(t, out.String(), "bench: ", "progress stays off the report")
+
+	lines := strings.Split(strings.TrimSpace(prog.String()), "\n")
+	assert.Len(t, lines, len(phases), prog.String())
+	for _, want := range []string{"bench: insert 2/2 rounds", "bench: concurrent insert 2/2 rounds", "bench: find 2/2 rounds", "bench: allocator and bus 5/5 benchmarks"} {
+		assert.Contains(t, prog.String(), want)
+	}
+
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var figs []figure
+	require.NoError(t, json.Unmarshal(b, &figs))
+	for _, f := range figs {
+		assert.Contains(t, out.String(), f.Name+": ")
+	}
+}
