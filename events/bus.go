@@ -32,12 +32,13 @@ type lists struct {
 }
 
 type registration struct {
-	l      Listener
-	order  int
-	seq    uint64
-	mask   uint16       // bit t set: handles Type t
-	model  reflect.Type // nil: every model
-	policy bool
+	l       Listener
+	order   int
+	seq     uint64
+	mask    uint16       // bit t set: handles Type t
+	model   reflect.Type // nil: every model
+	policy  bool
+	checker Checker // a policy's Check, or nil
 }
 
 const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
@@ -93,6 +94,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	if c, ok := l.(Checker); ok && r.policy {
+		r.checker = c
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -211,7 +215,28 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if err := publish(ctx, first, e); err != nil {
 		return err
 	}
-	return publish(ctx, then, e)
+	if err := publish(ctx, then, e); err != nil {
+		return err
+	}
+	if !e.Type.Before() {
+		return nil
+	}
+	return check(ctx, p.policies, e)
+}
+
+// check runs the Check of every policy that handles e, once all listeners
+// have run.
+func check(ctx context.Context, policies []*registration, e *Event) error {
+	bit := uint16(1) << e.Type
+	for _, r := range policies {
+		if r.checker == nil || r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
+			continue
+		}
+		if err := callCheck(ctx, r.checker, e); err != nil {
+			return newListenerError(e, err)
+		}
+	}
+	return nil
 }
 
 func publish(ctx context.Context, list []*registration, e *Event) error {
@@ -225,6 +250,15 @@ func publish(ctx context.Context, list []*registration, e *Event) error {
 		}
 	}
 	return nil
+}
+
+func callCheck(ctx context.Context, c Checker, e *Event) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v)
+		}
+	}()
+	return c.Check(ctx, e)
 }
 
 func call(ctx context.Context, l Listener, e *Event) (err error) {

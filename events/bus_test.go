@@ -300,3 +300,41 @@ func TestPoliciesAreClosestToTheDatabase(t *testing.T) {
 	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.AfterSave, Quiet: true}))
 	assert.Equal(t, []string{"option-policy:BeforeSave", "policy:BeforeSave", "option-policy:AfterSave", "policy:AfterSave"}, log)
 }
+
+type checkedPolicy struct {
+	events.ListenerFunc
+	check func(*events.Event) error
+}
+
+func (checkedPolicy) EnforcesPolicy()                                  {}
+func (c checkedPolicy) Check(_ context.Context, e *events.Event) error { return c.check(e) }
+
+// TestChecksRunAfterEveryListener: a policy's Check sees what every
+// listener, later policies included, left, and its error aborts.
+func TestChecksRunAfterEveryListener(t *testing.T) {
+	bus := events.NewBus()
+	var log []string
+	bus.Register(checkedPolicy{
+		ListenerFunc: func(_ context.Context, e *events.Event) error { e.Field = "policy"; log = append(log, "handle"); return nil },
+		check: func(e *events.Event) error {
+			log = append(log, "check:"+e.Field)
+			if e.Field != "policy" {
+				return errors.New("undone")
+			}
+			return nil
+		},
+	})
+	bus.Register(record(&log, "later"), events.AsPolicy(), events.Order(5))
+	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.BeforeQuery}))
+	assert.Equal(t, []string{"handle", "later:BeforeQuery", "check:policy"}, log)
+
+	log = nil
+	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.AfterLoad}))
+	assert.NotContains(t, log, "check:policy", "no checks after the fact")
+
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error { e.Field = "undone"; return nil }),
+		events.AsPolicy(), events.Order(10))
+	err := bus.Publish(context.Background(), &events.Event{Type: events.BeforeQuery, Quiet: true})
+	require.ErrorIs(t, err, events.ErrAborted, "a failed check aborts, with events off too")
+	assert.ErrorContains(t, err, "undone")
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Type names one of the lifecycle events.
@@ -186,6 +187,10 @@ type Event struct {
 	// Sort is the sort of a find or a find-and-modify, from its options,
 	// so that a listener can refuse one it cannot serve. Read-only.
 	Sort any
+	// Collation is the collation the operation's options ask for, or nil:
+	// a collation changes what string equality means, so a policy may
+	// refuse one. Read-only.
+	Collation *options.Collation
 	// Unset has bit i set when the model's auto field i (model.Schema.Auto)
 	// was zero when the operation began, so a listener filled it in. A
 	// WriteErrorHandler uses it to repair only the keys it gave.

@@ -95,6 +95,43 @@ func equalities(filter any, out *bson.D, depth int) error {
 	return nil
 }
 
+// Requires reports whether filter requires cond: whether cond, to the
+// letter, is one of its conjuncts, at the top level or inside $and however
+// nested, so that every document the filter matches satisfies it. A policy
+// uses it in Check to verify that the condition it added with And is still
+// there after every other listener ran.
+func Requires(filter any, cond bson.E) (bool, error) {
+	return requires(filter, cond, 0)
+}
+
+func requires(filter any, cond bson.E, depth int) (bool, error) {
+	if depth > 100 {
+		return false, fmt.Errorf("filter nested deeper than 100 $and levels: %w", ErrBadDocument)
+	}
+	d, err := ToD(filter)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range d {
+		if e.Key == cond.Key && reflect.DeepEqual(e.Value, cond.Value) {
+			return true, nil
+		}
+		if e.Key != "$and" {
+			continue
+		}
+		clauses, err := array(e.Value)
+		if err != nil {
+			return false, fmt.Errorf("$and: %w", err)
+		}
+		for _, c := range clauses {
+			if ok, err := requires(c, cond, depth+1); ok || err != nil {
+				return ok, err
+			}
+		}
+	}
+	return false, nil
+}
+
 // equalityValue returns the value a condition requires equality with.
 func equalityValue(cond any) (any, bool) {
 	switch cond.(type) {

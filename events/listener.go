@@ -127,6 +127,18 @@ type Policy interface {
 	EnforcesPolicy()
 }
 
+// Checker is implemented by policies that verify, once every listener of a
+// Before* event has run (other policies included, whatever their Order),
+// that what the operation will send still obeys them: that the condition a
+// policy added to the filter is still a conjunct of it, say. The bus calls
+// Check on each registered policy that handles the event, after all
+// listeners; an error aborts the operation, so that a later listener's
+// mistake fails closed instead of widening access. Check must not change
+// the event.
+type Checker interface {
+	Check(ctx context.Context, e *Event) error
+}
+
 // EventTyper is implemented by listeners that handle only some event types.
 // The bus asks once, at registration, and then skips the listener for other
 // types at no cost. The On option overrides it.

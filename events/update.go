@@ -125,8 +125,8 @@ func (u *Update) SetStages(stages []bson.D) { u.stages = stages }
 // Touches reports whether the update writes path, a part of it or a
 // document that holds it: "a.b" is touched by $set of "a", "a.b" or
 // "a.b.c", and by $rename to or from any of them. In a pipeline, $set,
-// $addFields, $unset and $project stages are read, and $replaceRoot and
-// $replaceWith touch every path.
+// $addFields and $unset stages are read, and $project, $replaceRoot and
+// $replaceWith touch every path, since they may drop any field.
 func (u *Update) Touches(path string) bool {
 	for _, op := range u.ops {
 		d, err := ToD(op.Value)
@@ -145,8 +145,8 @@ func (u *Update) Touches(path string) bool {
 	for _, st := range u.stages {
 		for _, s := range st {
 			switch s.Key {
-			case "$replaceRoot", "$replaceWith":
-				return true
+			case "$replaceRoot", "$replaceWith", "$project":
+				return true // may drop or rewrite any field
 			case "$unset":
 				names, err := array(s.Value)
 				if err != nil {
@@ -157,7 +157,7 @@ func (u *Update) Touches(path string) bool {
 						return true
 					}
 				}
-			case "$set", "$addFields", "$project":
+			case "$set", "$addFields":
 				d, err := ToD(s.Value)
 				if err != nil {
 					return true

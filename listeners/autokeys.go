@@ -241,24 +241,26 @@ func (k *AutoKeys) ready(ctx context.Context, t reflect.Type) (*plan, error) {
 
 // tenantOf returns the tenant whose sequence numbers field f of the model
 // mv: "" for a field that is not tenant-scoped; else the current tenant,
-// which a tenant the model names must match (so that a model of another
-// tenant cannot use up that tenant's numbers), or under AllTenants, or with
-// no tenant in the context, the model's.
+// which a tenant the model names must match, or under AllTenants the
+// model's. It refuses before anything is reserved, so that a request
+// without the tenant cannot use up that tenant's numbers.
 func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
 	if !f.ScopeTenant {
 		return "", nil
 	}
 	named := p.schema.Tenant.Value(mv).String()
-	current, _, err := k.tenancy.Tenant(ctx)
+	current, all, err := k.tenancy.Tenant(ctx)
 	switch {
-	case current != "" && named != "" && named != current:
-		err = fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
-	case current != "":
-		return current, nil
-	case named != "":
+	case err != nil:
+		err = fmt.Errorf("%w (when Tenancy resolves the tenant its own way, give NewAutoKeys listeners.WithTenancy)", err)
+	case all && named != "":
 		return named, nil
-	case err == nil:
-		err = ErrNoTenant // AllTenants: the model must name its tenant
+	case all:
+		err = fmt.Errorf("%w: under AllTenants the model must name its tenant", ErrNoTenant)
+	case named != "" && named != current:
+		err = fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
+	default:
+		return current, nil
 	}
 	return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
 }

@@ -2,6 +2,7 @@ package listeners
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -42,15 +43,19 @@ func WithDeleteClock(now func() time.Time) SoftDeleteOption {
 // SoftDelete marks documents deleted instead of removing them, for models
 // with an audit:"deletedAt" field (time.Time, *time.Time or
 // primitive.DateTime), like GORM's DeletedAt and mongoose-delete. It is a
-// policy (events.Policy), so switching events off does not switch it off.
+// policy (events.Policy), so switching events off does not switch it off,
+// and its Check verifies after all listeners that it still holds.
 //
 //   - Delete, DeleteMany and FindOneAndDelete set deletedAt (and an
-//     audit:"deletedBy" field, from WithDeleter) instead of deleting;
-//     BeforeDelete and AfterDelete still fire, and the count is the number
-//     of documents marked.
+//     audit:"deletedBy" field, from WithDeleter) on live documents instead
+//     of deleting; BeforeDelete and AfterDelete still fire, and the count is
+//     the number of documents marked.
 //   - Every filter and pipeline skips marked documents, unless the context
 //     is WithDeleted: reads, counts, Distinct, Aggregate, updates and
-//     deletes. FindByID of a marked document gives repo.ErrNotFound.
+//     deletes. FindByID of a marked document gives repo.ErrNotFound. An
+//     aggregate stage that reads another collection ($lookup, $graphLookup,
+//     $unionWith), which the condition cannot reach, is refused with
+//     ErrUnguardedQuery unless WithDeleted.
 //   - HardDelete(ctx) deletes for real; with WithDeleted too it purges
 //     marked documents.
 //
@@ -77,29 +82,46 @@ func (*SoftDelete) EventTypes() []events.Type {
 	return []events.Type{events.BeforeQuery, events.BeforeDelete}
 }
 
-// HandleEvent applies the policy to e.
-func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
+// mark returns the model's deletedAt field, or nil when it has none.
+func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
 	s, err := model.Of(e.ModelType)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	at := s.AuditOf(model.DeletedAt)
+	return s, s.AuditOf(model.DeletedAt), nil
+}
+
+// hides reports whether e's filter must skip marked documents: unless
+// WithDeleted; and a soft delete always marks live documents only, so that
+// a mark is never overwritten.
+func hides(ctx context.Context, e *events.Event) bool {
+	switch e.Op {
+	case events.OpDelete, events.OpDeleteMany, events.OpFindOneAndDelete:
+		if ctx.Value(hardDeleteKey{}) == nil {
+			return true
+		}
+	}
+	return ctx.Value(withDeletedKey{}) == nil
+}
+
+// HandleEvent applies the policy to e.
+func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
+	s, at, err := mark(e)
 	if at == nil {
-		return nil
+		return err
 	}
 	switch e.Type {
 	case events.BeforeQuery:
-		if ctx.Value(withDeletedKey{}) != nil {
+		if !hides(ctx, e) {
 			return nil
 		}
 		live := liveCondition(at)
 		if e.Op == events.OpAggregate {
-			st, err := events.Stages(e.Pipeline)
-			if err != nil {
+			if err := refuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", readingStages...); err != nil {
 				return err
 			}
-			e.Pipeline = append([]bson.D{{{Key: "$match", Value: bson.D{live}}}}, st...)
-			return nil
+			e.Pipeline, err = prependMatch(e.Pipeline, live)
+			return err
 		}
 		e.Filter = events.And(e.Filter, live)
 	case events.BeforeDelete:
@@ -121,6 +143,46 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			}
 		}
 		e.Update = bson.D{{Key: "$set", Value: set}}
+	}
+	return nil
+}
+
+// Check verifies, after every listener has run, that e still skips marked
+// documents and that a delete still only marks.
+func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
+	_, at, err := mark(e)
+	if at == nil {
+		return err
+	}
+	switch e.Type {
+	case events.BeforeQuery:
+		if !hides(ctx, e) {
+			return nil
+		}
+		var ok bool
+		if e.Op == events.OpAggregate {
+			if err := refuseStages(e.Pipeline, "reads another collection", readingStages...); err != nil {
+				return err
+			}
+			ok, err = leadingMatchRequires(e.Pipeline, liveCondition(at))
+		} else {
+			ok, err = events.Requires(e.Filter, liveCondition(at))
+		}
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the condition that skips deleted documents", ErrUnguardedQuery)
+		}
+		return err
+	case events.BeforeDelete:
+		if ctx.Value(hardDeleteKey{}) != nil {
+			return nil
+		}
+		u, err := events.ParseUpdate(e.Update)
+		if err == nil && (u.IsPipeline() || !u.Touches(at.BSON)) {
+			err = errors.New("the update does not set the mark")
+		}
+		if err != nil {
+			return fmt.Errorf("%w: a listener undid the soft delete (use listeners.HardDelete to delete for real): %w", ErrUnguardedQuery, err)
+		}
 	}
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 )
 
-// Errors of the Tenancy policy.
+// Errors of the Tenancy policy. An aggregate stage that reaches another
+// collection, or a collation, gives ErrUnguardedQuery.
 var (
 	// ErrNoTenant: the context names no tenant (and is not AllTenants), so
 	// the operation is refused, reads included.
@@ -19,35 +20,42 @@ var (
 	// ErrTenantMismatch: a model, an update or an upsert names another
 	// tenant than the current one, or would change a document's tenant.
 	ErrTenantMismatch = errors.New("listeners: tenant mismatch")
-	// ErrUnguardedStage: an Aggregate stage reads or writes another
-	// collection ($lookup, $graphLookup, $unionWith, $out, $merge), which
-	// the tenant condition cannot reach.
-	ErrUnguardedStage = errors.New("listeners: aggregate stage not confined to the tenant")
 )
 
-type tenantKey struct{}
-type allTenantsKey struct{}
+// access is how a context may reach tenants' documents: as one tenant, or
+// all of them. One key holds it, so the helper called last wins.
+type access struct {
+	tenant string
+	all    bool
+}
 
-// WithTenant returns a context that acts as tenant. An empty tenant is no
-// tenant: operations under it get ErrNoTenant.
+type accessKey struct{}
+
+// WithTenant returns a context that acts as tenant, replacing any tenant
+// or AllTenants before it. An empty tenant is no tenant: operations under
+// it get ErrNoTenant.
 func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
+	return context.WithValue(ctx, accessKey{}, access{tenant: tenant})
 }
 
 // TenantFrom returns the tenant WithTenant put in ctx.
 func TenantFrom(ctx context.Context) (string, bool) {
-	t, ok := ctx.Value(tenantKey{}).(string)
-	return t, ok && t != ""
+	a, _ := ctx.Value(accessKey{}).(access)
+	return a.tenant, a.tenant != "" && !a.all
 }
 
 // AllTenants returns a context for explicit cross-tenant access (admin
-// jobs, migrations): filters are not confined, and models keep the tenant
-// they name. Inserts and upserts must still name a tenant.
+// jobs, migrations), replacing any tenant before it: filters are not
+// confined, and models keep the tenant they name. Inserts and upserts must
+// still name a tenant.
 func AllTenants(ctx context.Context) context.Context {
-	return context.WithValue(ctx, allTenantsKey{}, true)
+	return context.WithValue(ctx, accessKey{}, access{all: true})
 }
 
-func allTenants(ctx context.Context) bool { return ctx.Value(allTenantsKey{}) != nil }
+func allTenants(ctx context.Context) bool {
+	a, _ := ctx.Value(accessKey{}).(access)
+	return a.all
+}
 
 // TenantResolver returns the current tenant from a context; "" means none.
 type TenantResolver func(ctx context.Context) (string, error)
@@ -69,20 +77,23 @@ func WithTenantResolver(r TenantResolver) TenancyOption {
 // Tenancy confines every operation on a model with a tenant:"id" field to
 // the current tenant. It is a policy (events.Policy): it runs after every
 // other listener on Before* events and even when events are switched off,
-// so nothing but AllTenants widens it.
+// and its Check verifies, after all listeners, policies included, that
+// what will be sent is still confined; so nothing but AllTenants widens it.
 //
 //   - Every filter is ANDed with the tenant (events.And): reads, counts,
 //     Distinct, updates, deletes, replaces, find-and-modify. No user filter
-//     can widen a conjunction.
+//     can widen a conjunction. A collation other than "simple" is refused
+//     (ErrUnguardedQuery): it could make the tenant match another.
 //   - Aggregate gets a leading $match on the tenant; a stage that reaches
-//     another collection is refused with ErrUnguardedStage.
+//     another collection is refused with ErrUnguardedQuery.
 //   - Inserts, Save and Update stamp the tenant on a model that has none; a
 //     model naming another tenant gets ErrTenantMismatch and nothing is
 //     written. Upserts get it with $setOnInsert.
-//   - The tenant is immutable: an update that writes the tenant field to
-//     anything but the current tenant, an upsert whose filter names another
-//     tenant, and a Save, Update or Delete of a model of another tenant get
-//     ErrTenantMismatch.
+//   - The tenant is immutable: an update (a BeforeDelete listener's
+//     included) that writes the tenant field to anything but the current
+//     tenant, an upsert whose filter names another tenant, a document a
+//     BeforeSave listener rewrote to another tenant, and a Save, Update or
+//     Delete of a model of another tenant get ErrTenantMismatch.
 //   - With no tenant in the context, every operation, reads included, gets
 //     ErrNoTenant.
 //
@@ -108,7 +119,7 @@ func (*Tenancy) EnforcesPolicy() {}
 
 // EventTypes tells the bus which events Tenancy handles.
 func (*Tenancy) EventTypes() []events.Type {
-	return []events.Type{events.BeforeConvert, events.BeforeQuery, events.BeforeUpdate}
+	return []events.Type{events.BeforeConvert, events.BeforeSave, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}
 }
 
 // Tenant returns the tenant ctx acts as; all reports AllTenants. With
@@ -127,78 +138,135 @@ func (t *Tenancy) Tenant(ctx context.Context) (tenant string, all bool, err erro
 	return tenant, false, nil
 }
 
-// HandleEvent applies the policy to e.
-func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
+// scope returns e's model schema when it has a tenant field (nil
+// otherwise), and the tenant ctx acts as.
+func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Schema, string, bool, error) {
 	s, err := model.Of(e.ModelType)
 	if err != nil || s.Tenant == nil {
-		return err
+		return nil, "", false, err
 	}
 	tenant, all, err := t.Tenant(ctx)
 	if err != nil {
+		return nil, "", false, err
+	}
+	return s, tenant, all, nil
+}
+
+// HandleEvent confines e to the tenant: it ANDs the tenant onto the filter,
+// puts a $match first in a pipeline, stamps a model that names no tenant,
+// and gives an upsert's new document the tenant. Check then verifies all.
+func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
+	s, tenant, all, err := t.scope(ctx, e)
+	if s == nil || all {
+		return err
+	}
+	f := s.Tenant.BSON
+	switch e.Type {
+	case events.BeforeConvert:
+		if fv := s.Tenant.Value(reflect.ValueOf(e.Model).Elem()); fv.String() == "" {
+			fv.SetString(tenant)
+		}
+	case events.BeforeQuery:
+		if e.Op == events.OpAggregate {
+			if err := refuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
+				append(readingStages, writingStages...)...); err != nil {
+				return err
+			}
+			e.Pipeline, err = prependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
+			return err
+		}
+		e.Filter = events.And(e.Filter, bson.E{Key: f, Value: tenant})
+	case events.BeforeUpdate:
+		if !e.Upsert {
+			return nil
+		}
+		u, err := events.ParseUpdate(e.Update)
+		if err != nil || u.IsPipeline() || u.Touches(f) {
+			return err // a pipeline upsert gets the filter's equalities from the server
+		}
+		if err := u.Add("$setOnInsert", f, tenant); err != nil {
+			return err
+		}
+		e.Update = u.Value()
+	}
+	return nil
+}
+
+// Check verifies, after every listener has run, that e is still confined
+// to the tenant; see Tenancy.
+func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
+	s, tenant, all, err := t.scope(ctx, e)
+	if s == nil {
 		return err
 	}
 	f := s.Tenant
 	switch e.Type {
 	case events.BeforeConvert:
-		return stampTenant(s, e.Model, tenant, all)
+		return checkTenant(s, "the "+s.Type.String(), f.Value(reflect.ValueOf(e.Model).Elem()).String(), tenant, all)
+	case events.BeforeSave:
+		if e.Document == nil {
+			return nil // the model, checked on BeforeConvert, is written
+		}
+		v, _ := e.Document.Lookup(f.BSON).StringValueOK()
+		return checkTenant(s, "the document to write", v, tenant, all)
 	case events.BeforeQuery:
-		if err := checkModelTenant(s, e.Model, tenant, all); err != nil {
-			return err
+		if e.Model != nil { // Save, Update, Delete of a model
+			v := f.Value(reflect.ValueOf(e.Model).Elem()).String()
+			if v != "" && !all && v != tenant {
+				return fmt.Errorf("%w: the %v names tenant %q, not the current one", ErrTenantMismatch, s.Type, v)
+			}
 		}
 		if all {
 			return nil
 		}
-		if e.Op == events.OpAggregate {
-			return confinePipeline(e, f.BSON, tenant)
-		}
-		if e.Upsert {
-			if err := checkUpsertFilter(e.Filter, f.BSON, tenant); err != nil {
-				return err
-			}
-		}
-		e.Filter = events.And(e.Filter, bson.E{Key: f.BSON, Value: tenant})
+		return checkConfined(e, f.BSON, tenant)
 	case events.BeforeUpdate:
-		return checkTenantUpdate(e, f.BSON, tenant, all)
+		return checkTenantUpdate(e.Update, e.Upsert, f.BSON, tenant, all)
+	case events.BeforeDelete:
+		if e.Update != nil {
+			return checkTenantUpdate(e.Update, false, f.BSON, tenant, all)
+		}
 	}
 	return nil
 }
 
-// stampTenant gives a model being written the current tenant, or checks
-// the one it names.
-func stampTenant(s *model.Schema, m any, tenant string, all bool) error {
-	if m == nil {
-		return nil
-	}
-	fv := s.Tenant.Value(reflect.ValueOf(m).Elem())
-	switch have := fv.String(); {
+// checkTenant checks the tenant a model or document names.
+func checkTenant(s *model.Schema, what, have, tenant string, all bool) error {
+	switch {
 	case all && have == "":
-		return fmt.Errorf("%w: under AllTenants a %v must name its tenant in field %s", ErrNoTenant, s.Type, s.Tenant.Name)
-	case all || have == tenant:
-	case have == "":
-		fv.SetString(tenant)
-	default:
-		return fmt.Errorf("%w: the %v names tenant %q, not the current one", ErrTenantMismatch, s.Type, have)
+		return fmt.Errorf("%w: under AllTenants %s must name its tenant in field %s", ErrNoTenant, what, s.Tenant.Name)
+	case !all && have != tenant:
+		return fmt.Errorf("%w: %s names tenant %q, not the current one", ErrTenantMismatch, what, have)
 	}
 	return nil
 }
 
-// checkModelTenant refuses a Save, Update or Delete of a model that names
-// another tenant.
-func checkModelTenant(s *model.Schema, m any, tenant string, all bool) error {
-	if m == nil || all {
-		return nil
+// checkConfined verifies that the filter or pipeline e sends requires the
+// tenant, that no collation can widen it, and that an upsert's filter asks
+// for no other tenant's document.
+func checkConfined(e *events.Event, field, tenant string) error {
+	if c := e.Collation; c != nil && c.Locale != "" && c.Locale != "simple" {
+		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", ErrUnguardedQuery, c.Locale)
 	}
-	have := s.Tenant.Value(reflect.ValueOf(m).Elem()).String()
-	if have != "" && have != tenant {
-		return fmt.Errorf("%w: the %v names tenant %q, not the current one", ErrTenantMismatch, s.Type, have)
+	cond := bson.E{Key: field, Value: tenant}
+	if e.Op == events.OpAggregate {
+		if err := refuseStages(e.Pipeline, "reaches another collection", append(readingStages, writingStages...)...); err != nil {
+			return err
+		}
+		ok, err := leadingMatchRequires(e.Pipeline, cond)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)
+		}
+		return err
 	}
-	return nil
-}
-
-// checkUpsertFilter refuses an upsert whose filter asks for another
-// tenant's document, which it would otherwise try to create.
-func checkUpsertFilter(filter any, field, tenant string) error {
-	eqs, err := events.Equalities(filter)
+	ok, err := events.Requires(e.Filter, cond)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: a listener removed the tenant condition from the filter", ErrTenantMismatch)
+	}
+	if err != nil || !e.Upsert {
+		return err
+	}
+	eqs, err := events.Equalities(e.Filter)
 	if err != nil {
 		return err
 	}
@@ -211,9 +279,9 @@ func checkUpsertFilter(filter any, field, tenant string) error {
 }
 
 // checkTenantUpdate refuses an update that would change a document's
-// tenant, and makes sure an upsert's new document gets the tenant.
-func checkTenantUpdate(e *events.Event, field, tenant string, all bool) error {
-	u, err := events.ParseUpdate(e.Update)
+// tenant, and an upsert whose new document would not get the tenant.
+func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) error {
+	u, err := events.ParseUpdate(update)
 	if err != nil {
 		return err
 	}
@@ -221,7 +289,10 @@ func checkTenantUpdate(e *events.Event, field, tenant string, all bool) error {
 		if !all && u.Touches(field) {
 			return fmt.Errorf("%w: an update pipeline may not write the tenant field %q", ErrTenantMismatch, field)
 		}
-		return nil
+		if all && upsert {
+			return fmt.Errorf("%w: under AllTenants an upsert pipeline cannot be checked to set the tenant field %q", ErrNoTenant, field)
+		}
+		return nil // an upsert's document gets the filter's tenant from the server
 	}
 	stamped := false
 	for _, op := range u.Operators() {
@@ -230,105 +301,28 @@ func checkTenantUpdate(e *events.Event, field, tenant string, all bool) error {
 			return err
 		}
 		for _, kv := range fields {
-			target := kv.Key
-			if op.Key == "$rename" {
-				to, _ := kv.Value.(string)
-				if !events.PathsOverlap(kv.Key, field) && !events.PathsOverlap(to, field) {
-					continue
-				}
-			} else if !events.PathsOverlap(target, field) {
+			to, _ := kv.Value.(string)
+			if !events.PathsOverlap(kv.Key, field) && (op.Key != "$rename" || !events.PathsOverlap(to, field)) {
 				continue
 			}
-			same := (op.Key == "$set" || op.Key == "$setOnInsert") && target == field
-			if all {
-				if same {
-					v, _ := kv.Value.(string)
-					stamped = stamped || v != ""
-				}
-				continue
-			}
-			if !same || kv.Value != tenant {
+			same := (op.Key == "$set" || op.Key == "$setOnInsert") && kv.Key == field
+			v, isString := kv.Value.(string)
+			switch {
+			case all && same && isString && v != "":
+				stamped = true
+			case all:
+			case same && isString && v == tenant:
+				stamped = true
+			default:
 				return fmt.Errorf("%w: %s of the tenant field %q", ErrTenantMismatch, op.Key, field)
 			}
-			stamped = true
 		}
 	}
-	if !e.Upsert || stamped {
+	switch {
+	case !upsert || stamped:
 		return nil
-	}
-	if all {
+	case all:
 		return fmt.Errorf("%w: under AllTenants an upsert must set the tenant field %q", ErrNoTenant, field)
 	}
-	if err := u.Add("$setOnInsert", field, tenant); err != nil {
-		return err
-	}
-	e.Update = u.Value()
-	return nil
-}
-
-// unguarded are the stages that read or write another collection.
-var unguarded = []string{"$lookup", "$graphLookup", "$unionWith", "$out", "$merge"}
-
-// confinePipeline refuses stages the tenant condition cannot reach,
-// anywhere in the pipeline ($facet and $lookup sub-pipelines included), and
-// puts a $match on the tenant first.
-func confinePipeline(e *events.Event, field, tenant string) error {
-	st, err := events.Stages(e.Pipeline)
-	if err != nil {
-		return err
-	}
-	if stage := findKey(st, unguarded, 0); stage != "" {
-		return fmt.Errorf("%w: %s reaches another collection; run it under AllTenants if it is meant to", ErrUnguardedStage, stage)
-	}
-	e.Pipeline = append([]bson.D{{{Key: "$match", Value: bson.D{{Key: field, Value: tenant}}}}}, st...)
-	return nil
-}
-
-// findKey returns the first key of keys found anywhere in v.
-func findKey(v any, keys []string, depth int) string {
-	if depth > 64 {
-		return "(nesting deeper than 64)"
-	}
-	switch x := v.(type) {
-	case bson.D:
-		for _, el := range x {
-			for _, k := range keys {
-				if el.Key == k {
-					return k
-				}
-			}
-			if k := findKey(el.Value, keys, depth+1); k != "" {
-				return k
-			}
-		}
-		return ""
-	case bson.Raw:
-		d, err := events.ToD(x)
-		if err != nil {
-			return "(unreadable stage)"
-		}
-		return findKey(d, keys, depth+1)
-	case string, int, int32, int64, float64, bool, nil:
-		return ""
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Array:
-		if _, isBytes := v.([]byte); isBytes {
-			return ""
-		}
-		for i := range rv.Len() {
-			if k := findKey(rv.Index(i).Interface(), keys, depth+1); k != "" {
-				return k
-			}
-		}
-		return ""
-	case reflect.Map, reflect.Struct, reflect.Pointer:
-		d, err := events.ToD(v)
-		if err != nil {
-			return ""
-		}
-		return findKey(d, keys, depth+1)
-	}
-	return ""
+	return fmt.Errorf("%w: a listener removed the tenant from the upsert's $setOnInsert", ErrTenantMismatch)
 }

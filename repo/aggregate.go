@@ -29,7 +29,12 @@ func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any
 		pipeline = []bson.D{}
 	}
 	e := r.event(ctx, events.OpAggregate)
+	describe(e, opts, nil, func(o *options.AggregateOptions) *options.Collation { return o.Collation })
 	if e != nil {
+		var err error
+		if pipeline, err = r.canon(pipeline); err != nil {
+			return r.wrap(method, err)
+		}
 		e.Pipeline = pipeline
 		if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
 			return err

@@ -134,9 +134,8 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 		return zero, r.wrap("FindOneAndDelete", fmt.Errorf("nil filter; pass bson.D{} to delete any document: %w", ErrInvalidArgument))
 	}
 	e := r.event(ctx, events.OpFindOneAndDelete)
-	if e != nil {
-		e.Sort = lastSort(opts, func(o *options.FindOneAndDeleteOptions) any { return o.Sort })
-	}
+	describe(e, opts, func(o *options.FindOneAndDeleteOptions) any { return o.Sort },
+		func(o *options.FindOneAndDeleteOptions) *options.Collation { return o.Collation })
 	filter, err := r.beforeDelete(ctx, e, filter)
 	if err != nil {
 		return zero, r.wrap("FindOneAndDelete", err)

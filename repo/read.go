@@ -44,9 +44,8 @@ func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*option
 func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options.FindOneOptions) (T, error) {
 	var zero T
 	e := r.event(ctx, events.OpFind)
-	if e != nil {
-		e.Sort = lastSort(opts, func(o *options.FindOneOptions) any { return o.Sort })
-	}
+	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
+		func(o *options.FindOneOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return zero, err
@@ -135,9 +134,8 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
 	e := r.event(ctx, events.OpFind)
-	if e != nil {
-		e.Sort = lastSort(opts, func(o *options.FindOptions) any { return o.Sort })
-	}
+	describe(e, opts, func(o *options.FindOptions) any { return o.Sort },
+		func(o *options.FindOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return nil, r.wrap(method, err)
@@ -217,7 +215,9 @@ func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 // Count returns the number of documents that match filter (nil matches
 // all), after BeforeQuery.
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.CountOptions) (int64, error) {
-	filter, err := r.query(ctx, r.event(ctx, events.OpCount), orAll(filter))
+	e := r.event(ctx, events.OpCount)
+	describe(e, opts, nil, func(o *options.CountOptions) *options.Collation { return o.Collation })
+	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return 0, r.wrap("Count", err)
 	}
@@ -239,6 +239,7 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 	if e != nil {
 		e.Field = field
 	}
+	describe(e, opts, nil, func(o *options.DistinctOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return nil, r.wrap("Distinct", err)
@@ -248,20 +249,6 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 		return nil, r.wrap("Distinct", err)
 	}
 	return vals, nil
-}
-
-// lastSort returns the sort of the last options that set one, as the
-// driver merges them.
-func lastSort[O any](opts []*O, sort func(*O) any) any {
-	var s any
-	for _, o := range opts {
-		if o != nil {
-			if v := sort(o); v != nil {
-				s = v
-			}
-		}
-	}
-	return s
 }
 
 // decodeError says which document of which type failed to decode.

@@ -156,12 +156,47 @@ func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type, Quiet: quiet}
 }
 
+// canon returns v, a filter, an update or a pipeline, encoded with the
+// repository's registry when that is not model.Registry(): the helpers of
+// package events read documents with model.Registry(), and a listener, a
+// policy above all, must judge what the driver will send, not another
+// reading of it (a struct whose fields another registry names otherwise).
+func (r *Repository[T]) canon(v any) (any, error) {
+	if r.reg == defaultRegistry || v == nil {
+		return v, nil
+	}
+	if _, ok := v.(bson.Raw); ok {
+		return v, nil
+	}
+	if !events.IsPipeline(v) {
+		raw, err := bsonio.Marshal(r.reg, v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %T: %w: %w", v, ErrInvalidArgument, err)
+		}
+		return raw, nil
+	}
+	rv := reflect.ValueOf(v)
+	out := make(bson.A, rv.Len())
+	for i := range out {
+		st, err := r.canon(rv.Index(i).Interface())
+		if err != nil {
+			return nil, fmt.Errorf("pipeline stage %d: %w", i, err)
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
 // query publishes BeforeQuery for filter, and returns the filter its
 // listeners left, which is what the operation sends. A nil e publishes
 // nothing and returns filter.
 func (r *Repository[T]) query(ctx context.Context, e *events.Event, filter any) (any, error) {
 	if e == nil {
 		return filter, nil
+	}
+	filter, err := r.canon(filter)
+	if err != nil {
+		return nil, err
 	}
 	e.Filter = filter
 	if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
@@ -174,13 +209,24 @@ func (r *Repository[T]) query(ctx context.Context, e *events.Event, filter any) 
 	return e.Filter, nil
 }
 
-// publish publishes e as type t; a nil e publishes nothing.
+// publish publishes e as type t; a nil e publishes nothing. A Before*
+// listener may change the model but not replace Event.Model: the
+// repository writes its own model, so a replacement would make policies
+// judge a decoy.
 func (r *Repository[T]) publish(ctx context.Context, e *events.Event, t events.Type) error {
 	if e == nil {
 		return nil
 	}
 	e.Type = t
-	return r.bus.Publish(ctx, e)
+	m := e.Model
+	if err := r.bus.Publish(ctx, e); err != nil {
+		return err
+	}
+	if t.Before() && e.Model != m {
+		e.Model = m
+		return fmt.Errorf("a %v listener replaced Event.Model of %v; change the model in place instead: %w", t, r.schema.Type, ErrInvalidArgument)
+	}
+	return nil
 }
 
 // check returns m's value, or an error for a nil model.

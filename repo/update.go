@@ -36,13 +36,10 @@ func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts
 }
 
 func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
-	upsert := false
-	for _, o := range opts {
-		if o != nil && o.Upsert != nil {
-			upsert = *o.Upsert
-		}
-	}
-	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert, nil)
+	upsert := lastOpt(opts, func(o *options.UpdateOptions) *bool { return o.Upsert })
+	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
+		describe(e, opts, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
+	})
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
 	}
@@ -74,14 +71,11 @@ func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, upda
 func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...*options.FindOneAndUpdateOptions) (T, error) {
 	const method = "FindOneAndUpdate"
 	var zero T
-	upsert := false
-	for _, o := range opts {
-		if o != nil && o.Upsert != nil {
-			upsert = *o.Upsert
-		}
-	}
-	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert,
-		lastSort(opts, func(o *options.FindOneAndUpdateOptions) any { return o.Sort }))
+	upsert := lastOpt(opts, func(o *options.FindOneAndUpdateOptions) *bool { return o.Upsert })
+	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert != nil && *upsert, func(e *events.Event) {
+		describe(e, opts, func(o *options.FindOneAndUpdateOptions) any { return o.Sort },
+			func(o *options.FindOneAndUpdateOptions) *options.Collation { return o.Collation })
+	})
 	if err != nil {
 		return zero, r.wrap(method, err)
 	}
@@ -112,7 +106,7 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 // beforeUpdate checks the arguments, publishes BeforeQuery, completes the
 // update (the version, an upsert's equalities) and publishes BeforeUpdate.
 // It returns the event and what to send.
-func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool, sort any) (*events.Event, any, any, error) {
+func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool, describe func(*events.Event)) (*events.Event, any, any, error) {
 	if filter == nil {
 		return nil, nil, nil, fmt.Errorf("nil filter; pass bson.D{} to match any document: %w", ErrInvalidArgument)
 	}
@@ -121,7 +115,12 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 	}
 	e := r.event(ctx, op)
 	if e != nil {
-		e.Sort, e.Upsert = sort, upsert // BeforeQuery may treat an upsert's filter differently
+		describe(e)
+		e.Upsert = upsert // BeforeQuery may treat an upsert's filter differently
+		var err error
+		if update, err = r.canon(update); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {

@@ -178,7 +178,13 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 // missing tells a version conflict from a missing document.
 func (r *Repository[T]) missing(ctx context.Context, id any) error {
 	if r.schema.Version != nil {
-		n, err := r.coll.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}, options.Count().SetLimit(1))
+		// A query like any other: policies confine it, so that it cannot
+		// tell whether the _id exists where the caller may not look.
+		filter, err := r.query(ctx, r.event(ctx, events.OpCount), bson.D{{Key: "_id", Value: id}})
+		if err != nil {
+			return err
+		}
+		n, err := r.coll.CountDocuments(ctx, filter, options.Count().SetLimit(1))
 		if err == nil && n > 0 {
 			return fmt.Errorf("%v %v: %w", r.schema.Type, id, ErrVersionConflict)
 		}

@@ -1,0 +1,32 @@
+package repo
+
+import (
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// lastOpt returns what get gives for the last of opts that sets it, as the
+// driver merges options.
+func lastOpt[O any, V comparable](opts []*O, get func(*O) V) V {
+	var v, zero V
+	for _, o := range opts {
+		if o != nil {
+			if x := get(o); x != zero {
+				v = x
+			}
+		}
+	}
+	return v
+}
+
+// describe tells a query event's listeners the sort and the collation the
+// options ask for.
+func describe[O any](e *events.Event, opts []*O, sort func(*O) any, coll func(*O) *options.Collation) {
+	if e == nil {
+		return
+	}
+	if sort != nil {
+		e.Sort = lastOpt(opts, sort)
+	}
+	e.Collation = lastOpt(opts, coll)
+}
