@@ -315,7 +315,11 @@ func TestChecksRunAfterEveryListener(t *testing.T) {
 	bus := events.NewBus()
 	var log []string
 	bus.Register(checkedPolicy{
-		ListenerFunc: func(_ context.Context, e *events.Event) error { e.Field = "policy"; log = append(log, "handle"); return nil },
+		ListenerFunc: func(_ context.Context, e *events.Event) error {
+			e.Field = "policy"
+			log = append(log, "handle")
+			return nil
+		},
 		check: func(e *events.Event) error {
 			log = append(log, "check:"+e.Field)
 			if e.Field != "policy" {
