@@ -38,6 +38,8 @@ type Schema struct {
 	Audit []AuditField
 	// Version is the `auto:"version"` field, or nil.
 	Version *AutoField
+	// Encrypted are the fields with an `encrypt` tag (see EncryptedField).
+	Encrypted []EncryptedField
 }
 
 // Field is one BSON field of a model.
@@ -117,8 +119,9 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		index := append(append([]int(nil), prefix...), i)
 		autoTag, hasAuto := sf.Tag.Lookup("auto")
 		auditTag, hasAudit := sf.Tag.Lookup("audit")
+		encTag, hasEnc := sf.Tag.Lookup("encrypt")
 		if !sf.IsExported() && !sf.Anonymous {
-			if hasAuto || hasAudit {
+			if hasAuto || hasAudit || hasEnc {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
 			}
 			continue
@@ -128,14 +131,14 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			return s.tagErr(sf.Name, string(sf.Tag), "bad bson tag: "+err.Error())
 		}
 		if tags.Skip {
-			if hasAuto || hasAudit {
+			if hasAuto || hasAudit || hasEnc {
 				return s.tagErr(sf.Name, string(sf.Tag), `the field has bson:"-", so it is never stored`)
 			}
 			continue
 		}
 		if tags.Inline && sf.Type.Kind() == reflect.Struct {
-			if hasAuto || hasAudit {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto or audit field")
+			if hasAuto || hasAudit || hasEnc {
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit or encrypt field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
@@ -156,6 +159,13 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 				return err
 			}
 			s.Auto = append(s.Auto, a)
+		}
+		if hasEnc {
+			e, err := parseEncrypt(s, f, sf, encTag)
+			if err != nil {
+				return err
+			}
+			s.Encrypted = append(s.Encrypted, e)
 		}
 		if hasAudit {
 			a, err := parseAudit(s, f, auditTag)
@@ -194,6 +204,7 @@ func (s *Schema) check() error {
 		autos = append(autos, a)
 	}
 	s.Auto = autos
+	s.keepStored()
 	for i := range s.Fields {
 		if s.Fields[i].BSON == "_id" {
 			s.ID = &s.Fields[i]
