@@ -146,3 +146,26 @@ func TestEncryptionBindingOfOperatorUpdates(t *testing.T) {
 	require.NoError(t, err, "the weaker, unbound case: any document of the collection")
 	assert.Equal(t, "many", got.Notes)
 }
+
+// TestEncryptionSoftDeleteUpdate: a BeforeDelete listener that turns a
+// delete into an update writing an encrypted field gets it encrypted.
+func TestEncryptionSoftDeleteUpdate(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	bus.Register(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+		e.Update = bson.M{"$set": bson.M{"notes": "plain-soft-deleted"}}
+		return nil
+	}), events.On(events.BeforeDelete))
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	p := &Patient{Email: "a@x"}
+	require.NoError(t, patients.Insert(ctx, p))
+	require.NoError(t, patients.Delete(ctx, p))
+	raw := rawDocs(t, db, "patients")
+	require.Len(t, raw, 1)
+	assert.False(t, bytes.Contains(raw[0], []byte("plain-soft-deleted")))
+	assert.Equal(t, byte(1), payload(t, raw[0], "notes")[1], "bound: Delete's filter pins the _id")
+	got, err := patients.FindByID(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "plain-soft-deleted", got.Notes)
+}
