@@ -68,8 +68,8 @@ func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
 //	enc, err := listeners.NewEncryption(keys, listeners.WithIndexesIn(db))
 //	bus.Register(enc)
 type Encryption struct {
-	current   *ring
-	byID      map[string]*ring
+	current   *ringKey
+	byID      map[string]*ringKey
 	indexKey  []byte
 	normalize func(field string, v any) any
 	db        *mongo.Database
@@ -133,9 +133,9 @@ func NewEncryption(keys Keys, opts ...EncryptionOption) (*Encryption, error) {
 			return nil, err
 		}
 	}
-	x := &Encryption{byID: make(map[string]*ring, len(keys)), normalize: o.normalize, db: o.db}
+	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, db: o.db}
 	for i, k := range keys {
-		d, err := derive(i, k)
+		d, err := deriveKeys(i, k)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func NewEncryption(keys Keys, opts ...EncryptionOption) (*Encryption, error) {
 		x.indexKey = d.index // the last key's, unless WithIndexKey
 	}
 	if o.indexKey != nil {
-		d, err := derive(0, *o.indexKey)
+		d, err := deriveKeys(0, *o.indexKey)
 		if err != nil {
 			return nil, fmt.Errorf("WithIndexKey: %w", err)
 		}

@@ -18,7 +18,7 @@ func (x *Encryption) encryptDocument(p *encPlan, coll string, doc bson.Raw) (bso
 	if err != nil {
 		return nil, err
 	}
-	b := unbound
+	b := unboundValue
 	if id, err := doc.LookupErr("_id"); err == nil {
 		b = boundTo(id)
 	}
@@ -34,7 +34,7 @@ func (x *Encryption) encryptDocument(p *encPlan, coll string, doc bson.Raw) (bso
 			continue
 		}
 		v := el.Value()
-		out = bsoncore.AppendBinaryElement(out, key, EncryptedSubtype, seal(x.current, coll, key, v, b))
+		out = bsoncore.AppendBinaryElement(out, key, EncryptedSubtype, sealValue(x.current, coll, key, v, b))
 		if f.Eq {
 			h, err := x.blindIndexOf(key, coll, v)
 			if err != nil {
@@ -116,7 +116,7 @@ func (x *Encryption) decryptValue(coll, field string, id, v bson.RawValue) (bson
 	if !ok || sub != EncryptedSubtype {
 		return fail("", "the field holds plaintext BSON "+v.Type.String()+", not a ciphertext: it was written around the encryption")
 	}
-	h, reason := parse(payload)
+	h, reason := parseSealed(payload)
 	if reason != "" {
 		return fail("", reason)
 	}

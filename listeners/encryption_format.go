@@ -53,13 +53,13 @@ const (
 	bidxDomain = "mgmevents/v1 bidx\x00"
 )
 
-// ring is a derived key with its cipher.
-type ring struct {
-	derived
+// ringKey is a derived key with its cipher.
+type ringKey struct {
+	derivedKeys
 	gcm cipher.AEAD
 }
 
-func newRing(d derived) (*ring, error) {
+func newRing(d derivedKeys) (*ringKey, error) {
 	block, err := aes.NewCipher(d.aead)
 	if err != nil {
 		return nil, err
@@ -68,22 +68,22 @@ func newRing(d derived) (*ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ring{derived: d, gcm: gcm}, nil
+	return &ringKey{derivedKeys: d, gcm: gcm}, nil
 }
 
-// binding is what a value is bound to besides collection and field: the
+// sealBinding is what a value is bound to besides collection and field: the
 // document's _id, or nothing (unbound).
-type binding struct {
+type sealBinding struct {
 	bound bool
 	id    bson.RawValue // canonical: an int32 as int64
 }
 
-var unbound = binding{}
+var unboundValue = sealBinding{}
 
-func boundTo(id bson.RawValue) binding { return binding{bound: true, id: canonical(id)} }
+func boundTo(id bson.RawValue) sealBinding { return sealBinding{bound: true, id: canonicalNumber(id)} }
 
-// aad returns the additional authenticated data of a value with header hdr.
-func aad(hdr []byte, coll, field string, b binding) []byte {
+// sealAAD returns the additional authenticated data of a value with header hdr.
+func sealAAD(hdr []byte, coll, field string, b sealBinding) []byte {
 	out := make([]byte, 0, len(aadDomain)+len(hdr)+len(coll)+len(field)+len(b.id.Value)+16)
 	out = append(out, aadDomain...)
 	out = append(out, hdr...)
@@ -101,9 +101,9 @@ func appendLP(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// seal encrypts v for field of coll with key k under binding b, and returns
+// sealValue encrypts v for field of coll with key k under binding b, and returns
 // the stored payload.
-func seal(k *ring, coll, field string, v bson.RawValue, b binding) []byte {
+func sealValue(k *ringKey, coll, field string, v bson.RawValue, b sealBinding) []byte {
 	n := int(k.idLen)
 	out := make([]byte, 0, 4+n+nonceLen+len(v.Value)+tagLen)
 	flags := byte(0)
@@ -119,11 +119,11 @@ func seal(k *ring, coll, field string, v bson.RawValue, b binding) []byte {
 		panic("listeners: crypto/rand failed: " + err.Error()) // never returns an error since Go 1.24
 	}
 	out = append(out, nonce...)
-	return k.gcm.Seal(out, nonce, v.Value, aad(hdr, coll, field, b))
+	return k.gcm.Seal(out, nonce, v.Value, sealAAD(hdr, coll, field, b))
 }
 
-// header is a parsed stored payload.
-type header struct {
+// sealedHeader is a parsed stored payload.
+type sealedHeader struct {
 	bound bool
 	keyID string
 	typ   bsontype.Type
@@ -132,22 +132,22 @@ type header struct {
 	ct    []byte
 }
 
-// parse reads the header of payload, or says why it cannot.
-func parse(payload []byte) (header, string) {
+// parseSealed reads the header of payload, or says why it cannot.
+func parseSealed(payload []byte) (sealedHeader, string) {
 	if len(payload) < 4 {
-		return header{}, "the value is too short to be a ciphertext"
+		return sealedHeader{}, "the value is too short to be a ciphertext"
 	}
 	if payload[0] != formatV1 {
-		return header{}, fmt.Sprintf("unknown format version %d", payload[0])
+		return sealedHeader{}, fmt.Sprintf("unknown format version %d", payload[0])
 	}
 	if payload[1]&^flagBound != 0 {
-		return header{}, "unknown flags"
+		return sealedHeader{}, "unknown flags"
 	}
 	n := int(payload[2])
 	if n == 0 || len(payload) < 4+n+nonceLen+tagLen {
-		return header{}, "the value is too short to be a ciphertext"
+		return sealedHeader{}, "the value is too short to be a ciphertext"
 	}
-	return header{
+	return sealedHeader{
 		bound: payload[1]&flagBound != 0,
 		keyID: string(payload[3 : 3+n]),
 		typ:   bsontype.Type(payload[3+n]),
@@ -160,15 +160,15 @@ func parse(payload []byte) (header, string) {
 // open decrypts h, read from field of coll in a document whose _id is id
 // (a zero RawValue when it has none). It returns the original value, or
 // the reason it cannot.
-func (h header) open(k *ring, coll, field string, id bson.RawValue) (bson.RawValue, string) {
-	b := unbound
+func (h sealedHeader) open(k *ringKey, coll, field string, id bson.RawValue) (bson.RawValue, string) {
+	b := unboundValue
 	if h.bound {
 		if id.Type == 0 {
 			return bson.RawValue{}, "the value is bound to its document's _id, and the document has none (was _id projected out?)"
 		}
 		b = boundTo(id)
 	}
-	plain, err := k.gcm.Open(nil, h.nonce, h.ct, aad(h.hdr, coll, field, b))
+	plain, err := k.gcm.Open(nil, h.nonce, h.ct, sealAAD(h.hdr, coll, field, b))
 	if err != nil {
 		return bson.RawValue{}, "authentication failed: a wrong key, or a ciphertext that was changed or moved from another field or document"
 	}
@@ -183,7 +183,7 @@ func (h header) open(k *ring, coll, field string, id bson.RawValue) (bson.RawVal
 // coll: a keyed hash of the canonical value, so that int32 and int64
 // numbers of the same value match.
 func blindIndex(key []byte, coll, field string, v bson.RawValue) []byte {
-	v = canonical(v)
+	v = canonicalNumber(v)
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(bidxDomain))
 	m.Write(appendLP(appendLP(nil, []byte(coll)), []byte(field)))
@@ -192,8 +192,8 @@ func blindIndex(key []byte, coll, field string, v bson.RawValue) []byte {
 	return m.Sum(nil)[:BlindIndexLen]
 }
 
-// canonical returns v with an int32 as the int64 of the same number.
-func canonical(v bson.RawValue) bson.RawValue {
+// canonicalNumber returns v with an int32 as the int64 of the same number.
+func canonicalNumber(v bson.RawValue) bson.RawValue {
 	if v.Type == bson.TypeInt32 {
 		return bson.RawValue{Type: bson.TypeInt64, Value: bsoncore.AppendInt64(nil, int64(v.Int32()))}
 	}

@@ -98,8 +98,8 @@ func ParseKeys(s string) (Keys, error) {
 	return ks, nil
 }
 
-// derived are the per-purpose keys HKDF derives from one secret.
-type derived struct {
+// derivedKeys are the per-purpose keys HKDF derives from one secret.
+type derivedKeys struct {
 	id    string
 	idLen byte
 	aead  []byte // AES-256-GCM key
@@ -114,23 +114,23 @@ const (
 	maxKeyIDBytes = 255
 )
 
-// derive checks k and derives its keys.
-func derive(i int, k Key) (derived, error) {
+// deriveKeys checks k and derives its keys.
+func deriveKeys(i int, k Key) (derivedKeys, error) {
 	switch {
 	case k.ID == "":
-		return derived{}, fmt.Errorf("listeners: key %d has an empty ID: %w", i, ErrKey)
+		return derivedKeys{}, fmt.Errorf("listeners: key %d has an empty ID: %w", i, ErrKey)
 	case len(k.ID) > maxKeyIDBytes:
-		return derived{}, fmt.Errorf("listeners: key %d: the ID is longer than %d bytes: %w", i, maxKeyIDBytes, ErrKey)
+		return derivedKeys{}, fmt.Errorf("listeners: key %d: the ID is longer than %d bytes: %w", i, maxKeyIDBytes, ErrKey)
 	case len(k.Secret) < MinSecretLen:
-		return derived{}, fmt.Errorf("listeners: key %q: the secret has %d bytes; at least %d random bytes are needed: %w", k.ID, len(k.Secret), MinSecretLen, ErrKey)
+		return derivedKeys{}, fmt.Errorf("listeners: key %q: the secret has %d bytes; at least %d random bytes are needed: %w", k.ID, len(k.Secret), MinSecretLen, ErrKey)
 	}
 	enc, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), infoEncrypt, 32)
 	if err != nil {
-		return derived{}, fmt.Errorf("listeners: key %q: deriving: %w", k.ID, err)
+		return derivedKeys{}, fmt.Errorf("listeners: key %q: deriving: %w", k.ID, err)
 	}
 	idx, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), infoBlindIdx, 32)
 	if err != nil {
-		return derived{}, fmt.Errorf("listeners: key %q: deriving: %w", k.ID, err)
+		return derivedKeys{}, fmt.Errorf("listeners: key %q: deriving: %w", k.ID, err)
 	}
-	return derived{id: k.ID, idLen: byte(len(k.ID)), aead: enc, index: idx}, nil
+	return derivedKeys{id: k.ID, idLen: byte(len(k.ID)), aead: enc, index: idx}, nil
 }

@@ -15,8 +15,8 @@ import (
 	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
 )
 
-// refuse is the error for what cannot be done on encrypted field field.
-func refuse(field, what string) error {
+// refuseEncrypted is the error for what cannot be done on encrypted field field.
+func refuseEncrypted(field, what string) error {
 	return fmt.Errorf("listeners: %s on encrypted field %q cannot be answered: %w", what, field, ErrEncryptedField)
 }
 
@@ -33,7 +33,7 @@ func (p *encPlan) lookup(path string) (*model.EncryptedField, bool) {
 func (x *Encryption) query(p *encPlan, e *events.Event) error {
 	if e.Field != "" {
 		if f, _ := p.lookup(e.Field); f != nil {
-			return refuse(f.BSON, "Distinct")
+			return refuseEncrypted(f.BSON, "Distinct")
 		}
 	}
 	if err := p.checkSort(e.Sort); err != nil {
@@ -71,20 +71,20 @@ func (p *encPlan) checkSort(sort any) error {
 	}
 	for _, k := range d {
 		if f, _ := p.lookup(k.Key); f != nil {
-			return refuse(f.BSON, "a sort")
+			return refuseEncrypted(f.BSON, "a sort")
 		}
 	}
 	return nil
 }
 
-const maxDepth = 100
+const maxEncDepth = 100
 
 // filter rewrites equalities on eq fields into blind-index lookups, also
 // inside $and, $or and $nor, and refuses every other condition on an
 // encrypted field. It reports whether anything changed.
 func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bson.D, bool, error) {
-	if depth > maxDepth {
-		return nil, false, fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxDepth, events.ErrBadDocument)
+	if depth > maxEncDepth {
+		return nil, false, fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
 	}
 	d, err := events.ToD(filter)
 	if err != nil {
@@ -96,7 +96,7 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 	for _, el := range d {
 		switch el.Key {
 		case "$and", "$or", "$nor":
-			clauses, err := arrayOf(el.Value)
+			clauses, err := arrayValues(el.Value)
 			if err != nil {
 				return nil, false, fmt.Errorf("%s: %w", el.Key, err)
 			}
@@ -115,11 +115,11 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 			continue
 		case "$expr", "$jsonSchema":
 			if f := p.refersTo(el.Value, 0); f != nil {
-				return nil, false, refuse(f.BSON, el.Key)
+				return nil, false, refuseEncrypted(f.BSON, el.Key)
 			}
 		case "$where":
 			if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
-				return nil, false, refuse(f.BSON, el.Key)
+				return nil, false, refuseEncrypted(f.BSON, el.Key)
 			}
 		}
 		f, exact := p.lookup(el.Key)
@@ -128,7 +128,7 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 			out = append(out, el)
 			continue
 		case !exact:
-			return nil, false, refuse(f.BSON, "a condition on the sub-field "+el.Key)
+			return nil, false, refuseEncrypted(f.BSON, "a condition on the sub-field "+el.Key)
 		}
 		conds, clause, err := x.condition(f, coll, el.Value)
 		if err != nil {
@@ -149,7 +149,7 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 // to put in its place and, for a test for null (which MongoDB also
 // matches on a missing field), a clause to AND to the filter instead.
 func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (bson.D, bson.D, error) {
-	ops, isOps := operators(cond)
+	ops, isOps := queryOperators(cond)
 	if !isOps {
 		ops = bson.D{{Key: "$eq", Value: cond}}
 	}
@@ -162,14 +162,14 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 			continue
 		case "$eq", "$in":
 			if !f.Eq {
-				return nil, nil, refuse(f.BSON, `equality without encrypt:"eq"`)
+				return nil, nil, refuseEncrypted(f.BSON, `equality without encrypt:"eq"`)
 			}
 		default:
-			return nil, nil, refuse(f.BSON, op.Key)
+			return nil, nil, refuseEncrypted(f.BSON, op.Key)
 		}
 		var vals []any
 		if op.Key == "$in" {
-			a, err := arrayOf(op.Value)
+			a, err := arrayValues(op.Value)
 			if err != nil {
 				return nil, nil, fmt.Errorf("$in on %q: %w", f.BSON, err)
 			}
@@ -180,8 +180,8 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 		hashes := make(bson.A, len(vals))
 		null := false
 		for i, v := range vals {
-			if isRegex(v) {
-				return nil, nil, refuse(f.BSON, "a regular expression")
+			if isRegexValue(v) {
+				return nil, nil, refuseEncrypted(f.BSON, "a regular expression")
 			}
 			rv, err := encodeValue(v)
 			if err != nil {
@@ -223,9 +223,9 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 	return append(conds, bson.E{Key: f.BlindIndex(), Value: idx}), nil, nil
 }
 
-// operators returns cond's operators when cond is a document of query
+// queryOperators returns cond's operators when cond is a document of query
 // operators ({$gt: 1}), as opposed to a value compared whole.
-func operators(cond any) (bson.D, bool) {
+func queryOperators(cond any) (bson.D, bool) {
 	switch cond.(type) {
 	case bson.D, bson.M, map[string]any, bson.Raw:
 		d, err := events.ToD(cond)
@@ -236,7 +236,7 @@ func operators(cond any) (bson.D, bool) {
 	return nil, false
 }
 
-func isRegex(v any) bool {
+func isRegexValue(v any) bool {
 	switch v.(type) {
 	case primitive.Regex, *primitive.Regex:
 		return true
@@ -244,8 +244,8 @@ func isRegex(v any) bool {
 	return false
 }
 
-// arrayOf returns the elements of an array value of any slice type.
-func arrayOf(v any) ([]any, error) {
+// arrayValues returns the elements of an array value of any slice type.
+func arrayValues(v any) ([]any, error) {
 	switch a := v.(type) {
 	case bson.A:
 		return a, nil
@@ -289,8 +289,8 @@ func (b blindEq) MarshalJSON() ([]byte, error) {
 // that reads one ("$email", $$ROOT), since it would compute on
 // ciphertexts. $facet's pipelines are checked the same way.
 func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) ([]bson.D, bool, error) {
-	if depth > maxDepth {
-		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxDepth, events.ErrBadDocument)
+	if depth > maxEncDepth {
+		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
 	}
 	stages, err := events.Stages(pipeline)
 	if err != nil {
@@ -349,7 +349,7 @@ func (x *Encryption) facet(p *encPlan, coll string, value any, depth int) (bson.
 // shape documents.
 func (p *encPlan) checkStage(s bson.E) error {
 	if f := p.refersTo(s.Value, 0); f != nil {
-		return refuse(f.BSON, s.Key)
+		return refuseEncrypted(f.BSON, s.Key)
 	}
 	d, err := events.ToD(s.Value)
 	if err != nil {
@@ -360,11 +360,11 @@ func (p *encPlan) checkStage(s bson.E) error {
 		case "$lookup", "$graphLookup":
 			name, _ := k.Value.(string)
 			if f, _ := p.lookup(name); f != nil && (k.Key == "localField" || k.Key == "connectFromField") {
-				return refuse(f.BSON, s.Key+" on "+name)
+				return refuseEncrypted(f.BSON, s.Key+" on "+name)
 			}
 		case "$project", "$addFields", "$set":
 			if f, exact := p.lookup(k.Key); f != nil && !exact {
-				return refuse(f.BSON, s.Key+" of the sub-field "+k.Key)
+				return refuseEncrypted(f.BSON, s.Key+" of the sub-field "+k.Key)
 			}
 		}
 	}
@@ -375,7 +375,7 @@ func (p *encPlan) checkStage(s bson.E) error {
 // expression ("$email", "$email.x", or the whole document through $$ROOT
 // or $$CURRENT) or names in the JavaScript of $function, or nil.
 func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
-	if depth > maxDepth {
+	if depth > maxEncDepth {
 		return p.any()
 	}
 	switch t := v.(type) {
@@ -402,7 +402,7 @@ func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
 		}
 		return nil
 	}
-	if a, err := arrayOf(v); err == nil {
+	if a, err := arrayValues(v); err == nil {
 		for _, e := range a {
 			if f := p.refersTo(e, depth+1); f != nil {
 				return f

@@ -25,12 +25,12 @@ type reencryptOptions struct {
 	progress func(ReencryptProgress)
 }
 
-// WithBatchSize sets how many documents Reencrypt reads and rewrites per
+// WithReencryptBatch sets how many documents Reencrypt reads and rewrites per
 // round trip; the default is 500.
-func WithBatchSize(n int) ReencryptOption { return func(o *reencryptOptions) { o.batch = n } }
+func WithReencryptBatch(n int) ReencryptOption { return func(o *reencryptOptions) { o.batch = n } }
 
-// WithProgress sets a function Reencrypt calls after each batch.
-func WithProgress(f func(ReencryptProgress)) ReencryptOption {
+// WithReencryptProgress sets a function Reencrypt calls after each batch.
+func WithReencryptProgress(f func(ReencryptProgress)) ReencryptOption {
 	return func(o *reencryptOptions) { o.progress = f }
 }
 
@@ -130,7 +130,7 @@ func (x *Encryption) refresh(p *encPlan, coll string, doc bson.Raw) (mongo.Write
 			return nil, err
 		}
 		_, payload := stored.Binary()
-		h, _ := parse(payload)
+		h, _ := parseSealed(payload)
 		stale := h.keyID != x.current.id || !h.bound
 		if f.Eq {
 			want, err := x.blindIndexOf(name, coll, v)

@@ -42,7 +42,7 @@ func TestEncryptionRotation(t *testing.T) {
 
 	var progress []listeners.ReencryptProgress
 	n, err := enc.Reencrypt(ctx, db.Collection("patients"), patients.Schema().Type,
-		listeners.WithBatchSize(2), listeners.WithProgress(func(p listeners.ReencryptProgress) { progress = append(progress, p) }))
+		listeners.WithReencryptBatch(2), listeners.WithReencryptProgress(func(p listeners.ReencryptProgress) { progress = append(progress, p) }))
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), n, "the three k1 documents")
 	require.NotEmpty(t, progress)

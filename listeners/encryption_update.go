@@ -29,7 +29,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 	if u.IsPipeline() {
 		return update, p.checkPipelineUpdate(u)
 	}
-	b, err := pinned(filter)
+	b, err := pinnedBinding(filter)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 					seeds[bf] = be.plain
 					continue
 				}
-				return nil, refuse(bf.BSON, op.Key+" of its blind index "+fe.Key+" (the listener keeps it)")
+				return nil, refuseEncrypted(bf.BSON, op.Key+" of its blind index "+fe.Key+" (the listener keeps it)")
 			}
 			f, exact := p.lookup(fe.Key)
 			switch {
@@ -62,7 +62,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 				out = append(out, fe)
 				continue
 			case !exact:
-				return nil, refuse(f.BSON, op.Key+" of the sub-field "+fe.Key)
+				return nil, refuseEncrypted(f.BSON, op.Key+" of the sub-field "+fe.Key)
 			}
 			switch op.Key {
 			case "$set", "$setOnInsert":
@@ -79,7 +79,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 					out = append(out, bson.E{Key: f.BlindIndex(), Value: ""})
 				}
 			default:
-				return nil, refuse(f.BSON, op.Key)
+				return nil, refuseEncrypted(f.BSON, op.Key)
 			}
 		}
 		if op.Key == "$setOnInsert" {
@@ -117,8 +117,8 @@ func (p *encPlan) written(u *events.Update) (map[string]bool, error) {
 }
 
 // appendEncrypted appends f: the ciphertext of v, and f's blind index.
-func (x *Encryption) appendEncrypted(out bson.D, f *model.EncryptedField, coll string, v bson.RawValue, b binding) (bson.D, error) {
-	out = append(out, bson.E{Key: f.BSON, Value: primitive.Binary{Subtype: EncryptedSubtype, Data: seal(x.current, coll, f.BSON, v, b)}})
+func (x *Encryption) appendEncrypted(out bson.D, f *model.EncryptedField, coll string, v bson.RawValue, b sealBinding) (bson.D, error) {
+	out = append(out, bson.E{Key: f.BSON, Value: primitive.Binary{Subtype: EncryptedSubtype, Data: sealValue(x.current, coll, f.BSON, v, b)}})
 	if !f.Eq {
 		return out, nil
 	}
@@ -138,10 +138,10 @@ func (p *encPlan) checkRename(op string, fe bson.E) error {
 	to, _ := fe.Value.(string)
 	for _, path := range []string{fe.Key, to} {
 		if f, _ := p.lookup(path); f != nil {
-			return refuse(f.BSON, "$rename")
+			return refuseEncrypted(f.BSON, "$rename")
 		}
 		if f := p.bidx[path]; f != nil {
-			return refuse(f.BSON, "$rename of its blind index")
+			return refuseEncrypted(f.BSON, "$rename of its blind index")
 		}
 	}
 	return nil
@@ -152,25 +152,25 @@ func (p *encPlan) checkRename(op string, fe bson.E) error {
 func (p *encPlan) checkPipelineUpdate(u *events.Update) error {
 	for name, f := range p.fields {
 		if u.Touches(name) || (f.Eq && u.Touches(f.BlindIndex())) {
-			return refuse(f.BSON, "an update pipeline")
+			return refuseEncrypted(f.BSON, "an update pipeline")
 		}
 	}
 	for _, st := range u.Stages() {
 		for _, s := range st {
 			if f := p.refersTo(s.Value, 0); f != nil {
-				return refuse(f.BSON, "an update pipeline reading it")
+				return refuseEncrypted(f.BSON, "an update pipeline reading it")
 			}
 		}
 	}
 	return nil
 }
 
-// pinned returns the binding of values an update with filter writes: to
+// pinnedBinding returns the binding of values an update with filter writes: to
 // the _id the filter's equalities pin, when they pin exactly one.
-func pinned(filter any) (binding, error) {
+func pinnedBinding(filter any) (sealBinding, error) {
 	eqs, err := events.Equalities(filter)
 	if err != nil {
-		return unbound, err
+		return unboundValue, err
 	}
 	var id *bson.RawValue
 	for _, eq := range eqs {
@@ -179,15 +179,15 @@ func pinned(filter any) (binding, error) {
 		}
 		v, err := encodeValue(eq.Value)
 		if err != nil {
-			return unbound, err
+			return unboundValue, err
 		}
-		if id != nil && !canonical(*id).Equal(canonical(v)) {
-			return unbound, nil // no document can match; bind to nothing
+		if id != nil && !canonicalNumber(*id).Equal(canonicalNumber(v)) {
+			return unboundValue, nil // no document can match; bind to nothing
 		}
 		id = &v
 	}
 	if id == nil {
-		return unbound, nil
+		return unboundValue, nil
 	}
 	return boundTo(*id), nil
 }

@@ -84,7 +84,7 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 		if e.Document != nil {
 			doc := any(e.Document)
 			if names != nil {
-				doc = redact(e.Document, names, 0)
+				doc = redactSecrets(e.Document, names, 0)
 			}
 			attrs = append(attrs, slog.String("document", extJSON(doc)))
 		}
@@ -93,7 +93,7 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 			v   any
 		}{{"filter", e.Filter}, {"update", e.Update}, {"pipeline", e.Pipeline}} {
 			if d.v != nil && names != nil {
-				attrs = append(attrs, slog.Any(d.key, redact(d.v, names, 0)))
+				attrs = append(attrs, slog.Any(d.key, redactSecrets(d.v, names, 0)))
 			} else if d.v != nil {
 				attrs = append(attrs, slog.Any(d.key, d.v))
 			}

@@ -36,10 +36,10 @@ func secretNames(t reflect.Type) map[string]bool {
 	return names
 }
 
-// redact returns v, a document, a filter, an update or a pipeline, with
+// redactSecrets returns v, a document, a filter, an update or a pipeline, with
 // the value of every key naming one of names (or a part of it, "email.x")
 // replaced, at any depth.
-func redact(v any, names map[string]bool, depth int) any {
+func redactSecrets(v any, names map[string]bool, depth int) any {
 	if depth > 100 {
 		return redactedValue
 	}
@@ -55,17 +55,17 @@ func redact(v any, names map[string]bool, depth int) any {
 			if names[top] {
 				out[i] = bson.E{Key: e.Key, Value: redactedValue}
 			} else {
-				out[i] = bson.E{Key: e.Key, Value: redact(e.Value, names, depth+1)}
+				out[i] = bson.E{Key: e.Key, Value: redactSecrets(e.Value, names, depth+1)}
 			}
 		}
 		return out
 	case string, []byte:
 		return v
 	}
-	if a, err := arrayOf(v); err == nil {
+	if a, err := arrayValues(v); err == nil {
 		out := make(bson.A, len(a))
 		for i, e := range a {
-			out[i] = redact(e, names, depth+1)
+			out[i] = redactSecrets(e, names, depth+1)
 		}
 		return out
 	}
