@@ -79,11 +79,17 @@ func TestEncryptionEveryWritePathStoresNoPlaintext(t *testing.T) {
 	require.NoError(t, err)
 	two := &Patient{Email: "two@x"}
 	require.NoError(t, patients.Insert(ctx, two))
-	_, err = patients.FindOneAndUpdate(ctx, bson.M{"_id": two.ID}, bson.M{"$set": bson.M{"email": put("email", "plain-foau@x")}})
+	before, err := patients.FindOneAndUpdate(ctx, bson.M{"_id": two.ID}, bson.M{"$set": bson.M{"email": put("email", "plain-foau@x")}})
 	require.NoError(t, err)
-	_, err = patients.FindOneAndUpdate(ctx, bson.M{"email": put("email", "plain-foau-upsert@x")},
+	assert.Equal(t, "two@x", before.Email, "FindOneAndUpdate's result is decrypted")
+	after, err := patients.FindOneAndUpdate(ctx, bson.M{"email": put("email", "plain-foau-upsert@x")},
 		bson.M{"$set": bson.M{"ward": "w-foau"}}, options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After))
 	require.NoError(t, err)
+	assert.Equal(t, "plain-foau-upsert@x", after.Email, "the upsert stored the filter's email")
+	deleted, err := patients.FindOneAndDelete(ctx, bson.M{"_id": after.ID})
+	require.NoError(t, err)
+	assert.Equal(t, "plain-foau-upsert@x", deleted.Email, "FindOneAndDelete's result is decrypted")
+	require.NoError(t, patients.Insert(ctx, after)) // back, for the checks below
 
 	raws := rawDocs(t, db, "patients")
 	require.Len(t, raws, 12)
