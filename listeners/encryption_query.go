@@ -278,8 +278,13 @@ func (b blindEq) MarshalBSONValue() (bsontype.Type, []byte, error) {
 	return bson.TypeBinary, bsoncore.AppendBinary(nil, bson.TypeBinaryGeneric, b.hash), nil
 }
 
-func (b blindEq) String() string             { return fmt.Sprintf("BlindIndex(%x)", b.hash) }
+// String shows the hash, never the value.
+func (b blindEq) String() string { return fmt.Sprintf("BlindIndex(%x)", b.hash) }
+
+// Format prints String for every verb.
 func (b blindEq) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, b.String()) }
+
+// MarshalJSON encodes String.
 func (b blindEq) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, "%q", b.String()), nil
 }

@@ -56,6 +56,12 @@ func TestEncryptionEqualityQueries(t *testing.T) {
 			assert.ElementsMatch(t, tc.want, emails(got))
 		})
 	}
+	var all []string
+	for p, err := range patients.All(ctx, bson.M{"email": "b@x"}) {
+		require.NoError(t, err)
+		all = append(all, p.Email)
+	}
+	assert.Equal(t, []string{"b@x"}, all, "All (and Iter, which it uses) decrypt")
 	n, err := patients.Count(ctx, bson.M{"email": "a@x"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n)
