@@ -254,7 +254,7 @@ func (x *Encryption) Prepare(t reflect.Type) error {
 		}
 		for _, tag := range []string{"auto", "audit", "tenant"} {
 			if _, ok := f.Tag.Lookup(tag); ok {
-				return fail(f, "an "+tag+" field cannot be encrypted: its listener must read or query it")
+				return fail(f, "a field tagged "+tag+" cannot be encrypted: its listener must read or query it")
 			}
 		}
 		if k := f.Type.Kind(); f.Eq && (k == reflect.Slice || k == reflect.Array) && f.Type.Elem().Kind() != reflect.Uint8 {
