@@ -12,7 +12,9 @@ import (
 // LoggingEventListener: the event, the operation, the collection, the
 // model type and the model's ID, and the counts of deletes and updates.
 // Documents, filters, updates and pipelines are left out unless
-// WithDocuments is given, because they may hold personal data.
+// WithDocuments is given, because they may hold personal data; even then,
+// the values of the model's encrypted fields (see Encryption) are shown as
+// "[encrypted]".
 type Logging struct {
 	logger    *slog.Logger
 	level     slog.Leveler
@@ -78,14 +80,21 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 		attrs = append(attrs, slog.String("field", e.Field))
 	}
 	if g.documents {
+		names := secretNames(e.ModelType) // never log what is encrypted
 		if e.Document != nil {
-			attrs = append(attrs, slog.String("document", e.Document.String()))
+			doc := any(e.Document)
+			if names != nil {
+				doc = redactSecrets(e.Document, names, 0)
+			}
+			attrs = append(attrs, slog.String("document", extJSON(doc)))
 		}
 		for _, d := range [...]struct {
 			key string
 			v   any
 		}{{"filter", e.Filter}, {"update", e.Update}, {"pipeline", e.Pipeline}} {
-			if d.v != nil {
+			if d.v != nil && names != nil {
+				attrs = append(attrs, slog.Any(d.key, redactSecrets(d.v, names, 0)))
+			} else if d.v != nil {
 				attrs = append(attrs, slog.Any(d.key, d.v))
 			}
 		}

@@ -41,6 +41,8 @@ type Schema struct {
 	// Tenant is the `tenant:"id"` field, which holds the tenant a document
 	// belongs to, or nil.
 	Tenant *Field
+	// Encrypted are the fields with an `encrypt` tag (see EncryptedField).
+	Encrypted []EncryptedField
 }
 
 // Field is one BSON field of a model.
@@ -121,7 +123,8 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		autoTag, hasAuto := sf.Tag.Lookup("auto")
 		auditTag, hasAudit := sf.Tag.Lookup("audit")
 		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
-		tagged := hasAuto || hasAudit || hasTenant
+		encTag, hasEnc := sf.Tag.Lookup("encrypt")
+		tagged := hasAuto || hasAudit || hasTenant || hasEnc
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -137,7 +140,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit or tenant field")
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, tenant or encrypt field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
@@ -158,6 +161,13 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 				return err
 			}
 			s.Auto = append(s.Auto, a)
+		}
+		if hasEnc {
+			e, err := parseEncrypt(s, f, sf, encTag)
+			if err != nil {
+				return err
+			}
+			s.Encrypted = append(s.Encrypted, e)
 		}
 		if hasAudit {
 			a, err := parseAudit(s, f, auditTag)
@@ -233,6 +243,7 @@ func (s *Schema) check() error {
 		autos = append(autos, a)
 	}
 	s.Auto = autos
+	s.keepStored()
 	for i := range s.Fields {
 		if s.Fields[i].BSON == "_id" {
 			s.ID = &s.Fields[i]

@@ -1,0 +1,437 @@
+package listeners
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
+)
+
+// refuseEncrypted is the error for what cannot be done on encrypted field field.
+func refuseEncrypted(field, what string) error {
+	return fmt.Errorf("listeners: %s on encrypted field %q cannot be answered: %w", what, field, ErrEncryptedField)
+}
+
+// lookup returns the encrypted field path names or lies in, and whether
+// path is the field itself rather than a part of it.
+func (p *encPlan) lookup(path string) (*model.EncryptedField, bool) {
+	top, _, _ := strings.Cut(path, ".")
+	f := p.fields[top]
+	return f, f != nil && top == path
+}
+
+// query rewrites or refuses what a BeforeQuery event would send: its
+// filter, its pipeline, its sort and the field of a Distinct.
+func (x *Encryption) query(p *encPlan, e *events.Event) error {
+	if e.Field != "" {
+		if f, _ := p.lookup(e.Field); f != nil {
+			return refuseEncrypted(f.BSON, "Distinct")
+		}
+	}
+	if err := p.checkSort(e.Sort); err != nil {
+		return err
+	}
+	if e.Filter != nil {
+		f, changed, err := x.filter(p, e.Collection, e.Filter, 0)
+		if err != nil {
+			return err
+		}
+		if changed {
+			e.Filter = f
+		}
+	}
+	if e.Pipeline != nil {
+		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0)
+		if err != nil {
+			return err
+		}
+		if changed {
+			e.Pipeline = st
+		}
+	}
+	return nil
+}
+
+// checkSort refuses a sort on an encrypted field: ciphertexts are random.
+func (p *encPlan) checkSort(sort any) error {
+	if sort == nil {
+		return nil
+	}
+	d, err := events.ToD(sort)
+	if err != nil {
+		return err
+	}
+	for _, k := range d {
+		if f, _ := p.lookup(k.Key); f != nil {
+			return refuseEncrypted(f.BSON, "a sort")
+		}
+	}
+	return nil
+}
+
+const maxEncDepth = 100
+
+// filter rewrites equalities on eq fields into blind-index lookups, also
+// inside $and, $or and $nor, and refuses every other condition on an
+// encrypted field. It reports whether anything changed.
+func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bson.D, bool, error) {
+	if depth > maxEncDepth {
+		return nil, false, fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+	}
+	d, err := events.ToD(filter)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make(bson.D, 0, len(d))
+	var extra bson.A
+	changed := false
+	for _, el := range d {
+		switch el.Key {
+		case "$and", "$or", "$nor":
+			clauses, err := arrayValues(el.Value)
+			if err != nil {
+				return nil, false, fmt.Errorf("%s: %w", el.Key, err)
+			}
+			nc := make(bson.A, len(clauses))
+			for i, c := range clauses {
+				sub, ch, err := x.filter(p, coll, c, depth+1)
+				if err != nil {
+					return nil, false, err
+				}
+				nc[i], changed = c, changed || ch
+				if ch {
+					nc[i] = sub
+				}
+			}
+			out = append(out, bson.E{Key: el.Key, Value: nc})
+			continue
+		case "$expr", "$jsonSchema":
+			if f := p.refersTo(el.Value, 0); f != nil {
+				return nil, false, refuseEncrypted(f.BSON, el.Key)
+			}
+		case "$where":
+			if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
+				return nil, false, refuseEncrypted(f.BSON, el.Key)
+			}
+		}
+		f, exact := p.lookup(el.Key)
+		switch {
+		case f == nil:
+			out = append(out, el)
+			continue
+		case !exact:
+			return nil, false, refuseEncrypted(f.BSON, "a condition on the sub-field "+el.Key)
+		}
+		conds, clause, err := x.condition(f, coll, el.Value)
+		if err != nil {
+			return nil, false, err
+		}
+		out, changed = append(out, conds...), true
+		if clause != nil {
+			extra = append(extra, clause)
+		}
+	}
+	if len(extra) > 0 {
+		out = bson.D{{Key: "$and", Value: append(bson.A{out}, extra...)}}
+	}
+	return out, changed, nil
+}
+
+// condition rewrites the condition cond on f. It returns the conditions
+// to put in its place and, for a test for null (which MongoDB also
+// matches on a missing field), a clause to AND to the filter instead.
+func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (bson.D, bson.D, error) {
+	ops, isOps := queryOperators(cond)
+	if !isOps {
+		ops = bson.D{{Key: "$eq", Value: cond}}
+	}
+	var keep, idx bson.D
+	nullOK := true
+	for _, op := range ops {
+		switch op.Key {
+		case "$exists":
+			keep = append(keep, op)
+			continue
+		case "$eq", "$in":
+			if !f.Eq {
+				return nil, nil, refuseEncrypted(f.BSON, `equality without encrypt:"eq"`)
+			}
+		default:
+			return nil, nil, refuseEncrypted(f.BSON, op.Key)
+		}
+		var vals []any
+		if op.Key == "$in" {
+			a, err := arrayValues(op.Value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("$in on %q: %w", f.BSON, err)
+			}
+			vals = a
+		} else {
+			vals = []any{op.Value}
+		}
+		hashes := make(bson.A, len(vals))
+		null := false
+		for i, v := range vals {
+			if isRegexValue(v) {
+				return nil, nil, refuseEncrypted(f.BSON, "a regular expression")
+			}
+			rv, err := encodeValue(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("listeners: the value compared with %q: %w", f.BSON, err)
+			}
+			null = null || rv.Type == bson.TypeNull
+			h, err := x.blindIndexOf(f.BSON, coll, rv)
+			if err != nil {
+				return nil, nil, err
+			}
+			hashes[i] = blindEq{hash: h, plain: rv}
+		}
+		nullOK = nullOK && null
+		if op.Key == "$eq" {
+			idx = append(idx, bson.E{Key: "$eq", Value: hashes[0]})
+		} else {
+			idx = append(idx, bson.E{Key: "$in", Value: hashes})
+		}
+	}
+	var conds bson.D
+	if len(keep) > 0 {
+		conds = append(conds, bson.E{Key: f.BSON, Value: keep})
+	}
+	if len(idx) == 0 {
+		return conds, nil, nil
+	}
+	if nullOK {
+		// {f: null} matches a missing f too; documents store null as a
+		// ciphertext with the blind index of null.
+		return conds, bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: f.BlindIndex(), Value: idx}},
+			bson.D{{Key: f.BSON, Value: bson.D{{Key: "$exists", Value: false}}}},
+		}}}, nil
+	}
+	if len(idx) == 1 && idx[0].Key == "$eq" {
+		// A plain equality, so that an upsert copies it (see update).
+		return append(conds, bson.E{Key: f.BlindIndex(), Value: idx[0].Value}), nil, nil
+	}
+	return append(conds, bson.E{Key: f.BlindIndex(), Value: idx}), nil, nil
+}
+
+// queryOperators returns cond's operators when cond is a document of query
+// operators ({$gt: 1}), as opposed to a value compared whole.
+func queryOperators(cond any) (bson.D, bool) {
+	switch cond.(type) {
+	case bson.D, bson.M, map[string]any, bson.Raw:
+		d, err := events.ToD(cond)
+		if err == nil && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+func isRegexValue(v any) bool {
+	switch v.(type) {
+	case primitive.Regex, *primitive.Regex:
+		return true
+	}
+	return false
+}
+
+// arrayValues returns the elements of an array value of any slice type.
+func arrayValues(v any) ([]any, error) {
+	switch a := v.(type) {
+	case bson.A:
+		return a, nil
+	case []any:
+		return a, nil
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, fmt.Errorf("%T is not an array: %w", v, events.ErrBadDocument)
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
+}
+
+// blindEq is a blind index in a rewritten filter. The driver sends the
+// hash only; the value it was computed from stays in memory, so that an
+// upsert, which copies the filter's equalities into the document it
+// inserts, can store the encrypted value too (see update). It prints
+// redacted.
+type blindEq struct {
+	hash  []byte
+	plain bson.RawValue
+}
+
+// MarshalBSONValue sends the hash, as binary subtype 0.
+func (b blindEq) MarshalBSONValue() (bsontype.Type, []byte, error) {
+	return bson.TypeBinary, bsoncore.AppendBinary(nil, bson.TypeBinaryGeneric, b.hash), nil
+}
+
+// String shows the hash, never the value.
+func (b blindEq) String() string { return fmt.Sprintf("BlindIndex(%x)", b.hash) }
+
+// Format prints String for every verb.
+func (b blindEq) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, b.String()) }
+
+// MarshalJSON encodes String.
+func (b blindEq) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(nil, "%q", b.String()), nil
+}
+
+// pipeline rewrites the $match stages of an aggregation pipeline as
+// filters, refuses a $sort on an encrypted field, and refuses any stage
+// that reads one ("$email", $$ROOT), since it would compute on
+// ciphertexts. $facet's pipelines are checked the same way.
+func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) ([]bson.D, bool, error) {
+	if depth > maxEncDepth {
+		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+	}
+	stages, err := events.Stages(pipeline)
+	if err != nil {
+		return nil, false, err
+	}
+	changed := false
+	for i, st := range stages {
+		for j, s := range st {
+			var v any
+			var ch bool
+			switch s.Key {
+			case "$match":
+				v, ch, err = x.filter(p, coll, s.Value, 0)
+			case "$sort":
+				err = p.checkSort(s.Value)
+			case "$facet":
+				v, ch, err = x.facet(p, coll, s.Value, depth)
+			default:
+				err = p.checkStage(s)
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("pipeline stage %d: %w", i, err)
+			}
+			if ch {
+				if !changed { // Stages shares the caller's stages
+					for k := range stages {
+						stages[k] = slices.Clone(stages[k])
+					}
+				}
+				stages[i][j].Value, changed = v, true
+			}
+		}
+	}
+	return stages, changed, nil
+}
+
+func (x *Encryption) facet(p *encPlan, coll string, value any, depth int) (bson.D, bool, error) {
+	d, err := events.ToD(value)
+	if err != nil {
+		return nil, false, err
+	}
+	out, changed := make(bson.D, len(d)), false
+	for i, f := range d {
+		st, ch, err := x.pipeline(p, coll, f.Value, depth+1)
+		if err != nil {
+			return nil, false, fmt.Errorf("$facet %s: %w", f.Key, err)
+		}
+		out[i], changed = bson.E{Key: f.Key, Value: st}, changed || ch
+	}
+	return out, changed, nil
+}
+
+// checkStage refuses a stage that reads an encrypted field: by a "$field"
+// path or $$ROOT anywhere in it, by a field name in the fields of $lookup
+// and $graphLookup, or by a sub-field in the keys of the stages that
+// shape documents.
+func (p *encPlan) checkStage(s bson.E) error {
+	if f := p.refersTo(s.Value, 0); f != nil {
+		return refuseEncrypted(f.BSON, s.Key)
+	}
+	d, err := events.ToD(s.Value)
+	if err != nil {
+		return nil // $unset: "field", $count: "n", $limit: 5 ...
+	}
+	for _, k := range d {
+		switch s.Key {
+		case "$lookup", "$graphLookup":
+			name, _ := k.Value.(string)
+			if f, _ := p.lookup(name); f != nil && (k.Key == "localField" || k.Key == "connectFromField") {
+				return refuseEncrypted(f.BSON, s.Key+" on "+name)
+			}
+		case "$project", "$addFields", "$set":
+			if f, exact := p.lookup(k.Key); f != nil && !exact {
+				return refuseEncrypted(f.BSON, s.Key+" of the sub-field "+k.Key)
+			}
+		}
+	}
+	return nil
+}
+
+// refersTo returns an encrypted field that v reads as an aggregation
+// expression ("$email", "$email.x", or the whole document through $$ROOT
+// or $$CURRENT) or names in the JavaScript of $function, or nil.
+func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
+	if depth > maxEncDepth {
+		return p.any()
+	}
+	switch t := v.(type) {
+	case string:
+		if strings.HasPrefix(t, "$$ROOT") || strings.HasPrefix(t, "$$CURRENT") {
+			return p.any()
+		}
+		if path, ok := strings.CutPrefix(t, "$"); ok {
+			f, _ := p.lookup(path)
+			return f
+		}
+		return nil
+	case primitive.JavaScript, primitive.CodeWithScope:
+		return p.namedIn(fmt.Sprint(t)) // $function's body
+	case bson.D, bson.M, map[string]any, bson.Raw:
+		d, err := events.ToD(v)
+		if err != nil {
+			return p.any()
+		}
+		for _, e := range d {
+			if f := p.refersTo(e.Value, depth+1); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	if a, err := arrayValues(v); err == nil {
+		for _, e := range a {
+			if f := p.refersTo(e, depth+1); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// namedIn returns an encrypted field whose name the JavaScript code js
+// holds, or nil.
+func (p *encPlan) namedIn(js string) *model.EncryptedField {
+	for _, f := range p.fields {
+		if strings.Contains(js, f.BSON) {
+			return f
+		}
+	}
+	return nil
+}
+
+// any returns one of the encrypted fields.
+func (p *encPlan) any() *model.EncryptedField {
+	for _, f := range p.fields {
+		return f
+	}
+	return nil
+}
