@@ -16,8 +16,8 @@ import (
 )
 
 // TestEncryptionFormatAsDocumented decrypts a stored value and recomputes
-// its blind index from docs/encryption.md alone: key derivation, byte
-// layout, additional authenticated data and HMAC input. It fails when the
+// its blind index from the README's "Field-level encryption" alone: key
+// derivation, byte layout, additional authenticated data and HMAC input. It fails when the
 // code and the documentation part.
 func TestEncryptionFormatAsDocumented(t *testing.T) {
 	db := srv.Database(t)
