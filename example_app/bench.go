@@ -24,7 +24,7 @@ import (
 type benchConfig struct {
 	inserts, rounds, bulk, bulkRounds int
 	workers, concurrentRounds         int
-	updateRounds                      int
+	updateRounds, manyRounds          int
 	jsonFile                          string
 }
 
@@ -41,6 +41,7 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	fs.IntVar(&c.workers, "workers", 8, "goroutines of the concurrent inserts")
 	fs.IntVar(&c.concurrentRounds, "concurrent-rounds", 20, "rounds of concurrent inserts")
 	fs.IntVar(&c.updateRounds, "update-rounds", 60, "rounds of updates, and of versioned saves")
+	fs.IntVar(&c.manyRounds, "many-rounds", 20, "rounds of 5 UpdateMany of 100 documents")
 	fs.StringVar(&c.jsonFile, "json", "", "also write the figures to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: go run ./example_app bench [flags]\n\nMeasures the library side by side with the raw driver, alternating the variants in rounds.\nOne progress line per phase goes to stderr.")
@@ -49,7 +50,7 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if c.inserts < 10 || c.rounds < 1 || c.bulk < 1 || c.bulkRounds < 1 || c.workers < 1 || c.concurrentRounds < 1 || c.updateRounds < 1 {
+	if c.inserts < 10 || c.rounds < 1 || c.bulk < 1 || c.bulkRounds < 1 || c.workers < 1 || c.concurrentRounds < 1 || c.updateRounds < 1 || c.manyRounds < 1 {
 		fmt.Fprintln(out, "bench: -n must be ≥ 10, and the other counts ≥ 1")
 		return 2
 	}
@@ -85,8 +86,12 @@ var phases = []struct {
 	{"bulk", benchBulk},
 	{"concurrent insert", benchConcurrentInsert},
 	{"update", benchUpdate},
+	{"update many", benchUpdateMany},
 	{"versioned save", benchVersionedSave},
 	{"find", benchFind},
+	{"tenancy", benchTenancy},
+	{"soft delete find", benchSoftDeleteFind},
+	{"encryption", benchEncryption},
 	{"allocator and bus", benchMicro},
 }
 
