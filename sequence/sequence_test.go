@@ -19,16 +19,33 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/writeconcern"
 )
 
-// forEachStrategy runs f once per strategy. Atomic needs a server whose
-// findAndModify is atomic, which the embedded FerretDB is not.
+// forEachStrategy runs f once per strategy. Both run on every server: the
+// embedded FerretDB's findAndModify is atomic for one connection at a time,
+// so dbFor gives Atomic a database on a client with a single connection
+// there, and only tests that race several connections skip.
 func forEachStrategy(t *testing.T, f func(t *testing.T, st sequence.Strategy)) {
 	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
-		t.Run(st.String(), func(t *testing.T) {
-			if st == sequence.Atomic {
-				srv.Require(t, "atomic-findandmodify")
-			}
-			f(t, st)
-		})
+		t.Run(st.String(), func(t *testing.T) { f(t, st) })
+	}
+}
+
+// dbFor returns a fresh database for a test of strategy st: for Atomic, one
+// on which findAndModify is atomic (on the embedded server, a client with a
+// single connection).
+func dbFor(t testing.TB, st sequence.Strategy) *mongo.Database {
+	t.Helper()
+	if st == sequence.Atomic {
+		return srv.AtomicDatabase(t)
+	}
+	return srv.Database(t)
+}
+
+// requireConnections skips Atomic on a server whose findAndModify is not
+// atomic across connections, for a test that races several.
+func requireConnections(t *testing.T, st sequence.Strategy) {
+	t.Helper()
+	if st == sequence.Atomic {
+		srv.Require(t, "atomic-findandmodify")
 	}
 }
 
@@ -65,7 +82,7 @@ func TestDetectsStrategy(t *testing.T) {
 func TestNextIsIncreasingFromStart(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithMaxGrowth(1))
+		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st), sequence.WithMaxGrowth(1))
 		s, err := a.Sequence("orders", sequence.Start(1000), sequence.Batch(7))
 		require.NoError(t, err)
 		for i := range int64(50) {
@@ -109,9 +126,11 @@ func TestConfigErrors(t *testing.T) {
 
 // TestConcurrentAllocators has several allocators, each with its own client
 // as a process would have, and many goroutines each, race on one fresh
-// sequence: the first-use race and block contention at once.
+// sequence: the first-use race and block contention at once. With Atomic
+// that races connections, which needs MongoDB.
 func TestConcurrentAllocators(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		requireConnections(t, st)
 		const allocs, goroutines, each = 4, 8, 400
 		db := srv.Database(t)
 		var mu sync.Mutex
@@ -155,7 +174,7 @@ func TestConcurrentAllocators(t *testing.T) {
 func TestFirstUseRace(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		const n = 24
-		db := srv.Database(t)
+		db := dbFor(t, st)
 		got := make([]int64, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -188,7 +207,7 @@ func TestFirstUseRace(t *testing.T) {
 func TestNextNTakesOneRoundTrip(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithBatch(50))
+		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st), sequence.WithBatch(50))
 		s, err := a.Sequence("bulk")
 		require.NoError(t, err)
 		_, err = s.Next(ctx) // first use: detection and counter creation
@@ -206,7 +225,7 @@ func TestNextNTakesOneRoundTrip(t *testing.T) {
 func TestOverflow(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st))
+		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st))
 		s, err := a.Sequence("big", sequence.Start(math.MaxInt64-3), sequence.Batch(10))
 		require.NoError(t, err)
 		_, err = s.Next(ctx)
@@ -220,7 +239,7 @@ func TestOverflow(t *testing.T) {
 func TestAdminSetNextAndInitFromData(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		db := srv.Database(t)
+		db := dbFor(t, st)
 		a := newAlloc(t, db, sequence.WithStrategy(st), sequence.WithBatch(10))
 		s, err := a.Sequence("admin")
 		require.NoError(t, err)
@@ -369,7 +388,7 @@ func BenchmarkNextWithRoundTrips(b *testing.B) {
 func TestAdvanceWhileTaking(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		a := newAlloc(t, srv.Database(t), sequence.WithStrategy(st), sequence.WithBatch(10))
+		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st), sequence.WithBatch(10))
 		s, err := a.Sequence("moving")
 		require.NoError(t, err)
 		var mu sync.Mutex
@@ -458,7 +477,7 @@ func TestCounterWriteConcern(t *testing.T) {
 func TestAdvanceInsideAnotherProcessBlock(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
-		db := srv.Database(t)
+		db := dbFor(t, st)
 		opts := []sequence.Option{sequence.WithStrategy(st), sequence.WithBatch(100), sequence.WithMaxGrowth(1)}
 		a, b := newAlloc(t, db, opts...), newAlloc(t, db, opts...)
 		sa, err := a.Sequence("shared")
