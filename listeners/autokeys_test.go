@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -236,8 +237,27 @@ func TestAutoKeysUUIDs(t *testing.T) {
 // TestAutoKeysHealsACounterBehindTheData: numbers already in the
 // collection (a restored backup) make an insert fail on the unique index;
 // the counter is moved past them and the insert retried, unseen.
+// It runs with both strategies; Atomic on a database where findAndModify is
+// atomic (one connection, on the embedded server).
 func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
-	users, _, db := keyed[*User](t)
+	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
+		t.Run(st.String(), func(t *testing.T) {
+			db := srv.Database(t)
+			if st == sequence.Atomic {
+				db = srv.AtomicDatabase(t)
+			}
+			healsBehindTheData(t, db, listeners.WithSequenceOptions(sequence.WithStrategy(st)))
+			if st == sequence.Atomic {
+				var c struct{ Seq int64 }
+				require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "users.longId"}).Decode(&c))
+				assert.GreaterOrEqual(t, c.Seq, int64(5001), "the counter itself was moved past the data")
+			}
+		})
+	}
+}
+
+func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...listeners.AutoKeysOption) {
+	users, keys, _ := keyedOn[*User](t, db, opts...)
 	for range 3 {
 		require.NoError(t, users.Insert(ctx, &User{UserName: "before"}))
 	}
@@ -271,10 +291,13 @@ func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	// A new process over data ahead of its counter starts past the data.
 	_, err = db.Collection("users").InsertOne(ctx, bson.M{"longId": int64(5000)})
 	require.NoError(t, err)
-	fresh, _, _ := keyedOn[*User](t, db)
+	fresh, _, _ := keyedOn[*User](t, db, opts...)
 	v := &User{UserName: "new process"}
 	require.NoError(t, fresh.Insert(ctx, v))
 	assert.Equal(t, int64(5001), v.LongID)
+	st, err := keys.Allocator().Strategy(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, t.Name()[strings.LastIndex(t.Name(), "/")+1:], st.String(), "the strategy asked for")
 }
 
 func TestAutoKeysUserDuplicateIsNotRetried(t *testing.T) {
