@@ -369,3 +369,22 @@ func TestNewAutoKeysErrors(t *testing.T) {
 }
 
 var _ = math.MaxInt32
+
+// TestAutoKeysClose: a process that closes its keys on exit leaves no gap
+// for the next one, and inserts after Close fail with sequence.ErrClosed.
+func TestAutoKeysClose(t *testing.T) {
+	users, keys, db := keyed[*User](t)
+	for range 3 {
+		require.NoError(t, users.Insert(ctx, &User{UserName: "first run"}))
+	}
+	require.NoError(t, keys.Close(ctx))
+	err := users.Insert(ctx, &User{UserName: "too late"})
+	require.ErrorIs(t, err, sequence.ErrClosed)
+
+	next, _, _ := keyedOn[*User](t, db)
+	u := &User{UserName: "second run"}
+	require.NoError(t, next.Insert(ctx, u))
+	assert.Equal(t, int64(4), u.LongID, "the second run continues at 4, not 101")
+	n, _ := db.Collection("users").CountDocuments(ctx, bson.M{})
+	assert.Equal(t, int64(4), n)
+}
