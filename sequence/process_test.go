@@ -134,23 +134,28 @@ func child(t *testing.T, db *mongo.Database, mode string, n int, env ...string) 
 	return cmd
 }
 
+// strategyEnv makes children use st, through uriFor's URI.
+func strategyEnv(t *testing.T, st sequence.Strategy) []string {
+	return []string{"CHILD_STRATEGY=" + strconv.Itoa(int(st)), "CHILD_URI=" + uriFor(t, st)}
+}
+
 // TestProcessesShareASequence runs three OS processes, four goroutines
 // each, on one sequence of one server: every number is distinct and none is
-// lost from the count. Each process has its own connection, so Atomic
-// needs MongoDB: on FerretDB, cross-connection atomicity is what is broken.
+// lost from the count. Each process has its own connections, and FerretDB's
+// findAndModify is not atomic across connections, so there Atomic runs
+// through serialURI's proxy, which lets one command through at a time.
 func TestProcessesShareASequence(t *testing.T) {
 	forEachStrategy(t, processesShareASequence)
 }
 
 func processesShareASequence(t *testing.T, st sequence.Strategy) {
-	requireConnections(t, st)
-	env := "CHILD_STRATEGY=" + strconv.Itoa(int(st))
+	env := strategyEnv(t, st)
 	const procs, each = 3, 2000
 	db := srv.Database(t)
 	outs := make([][]byte, procs)
 	var wg sync.WaitGroup
 	for i := range procs {
-		cmd := child(t, db, "print", each, env)
+		cmd := child(t, db, "print", each, env...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -173,21 +178,20 @@ func processesShareASequence(t *testing.T, st sequence.Strategy) {
 
 // TestKilledProcess kills a writer with SIGKILL mid-run, twice, and lets a
 // fresh one finish: no number is used twice, and each killed process loses
-// at most the one block it held (25 numbers; growth is off). Atomic needs
-// MongoDB, as above.
+// at most the one block it held (25 numbers; growth is off). Atomic runs
+// through the proxy on FerretDB, as above.
 func TestKilledProcess(t *testing.T) {
 	forEachStrategy(t, killedProcess)
 }
 
 func killedProcess(t *testing.T, st sequence.Strategy) {
-	requireConnections(t, st)
-	env := "CHILD_STRATEGY=" + strconv.Itoa(int(st))
+	env := strategyEnv(t, st)
 	const total, block, kills = 600, 25, 2
 	ctx := context.Background()
 	db := srv.Database(t)
 	coll := db.Collection("taken")
 	for k := range kills {
-		cmd := child(t, db, "insert", total, env)
+		cmd := child(t, db, "insert", total, env...)
 		require.NoError(t, cmd.Start())
 		target := int64((k + 1) * total / (kills + 2))
 		deadline := time.Now().Add(60 * time.Second)
@@ -203,7 +207,7 @@ func killedProcess(t *testing.T, st sequence.Strategy) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		_ = cmd.Wait()
 	}
-	require.NoError(t, child(t, db, "insert", total, env).Run())
+	require.NoError(t, child(t, db, "insert", total, env...).Run())
 
 	cur, err := coll.Find(ctx, bson.M{})
 	require.NoError(t, err)

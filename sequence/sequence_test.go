@@ -22,7 +22,8 @@ import (
 // forEachStrategy runs f once per strategy. Both run on every server: the
 // embedded FerretDB's findAndModify is atomic for one connection at a time,
 // so dbFor gives Atomic a database on a client with a single connection
-// there, and only tests that race several connections skip.
+// there, and tests with several clients or processes reach it through
+// serialURI's proxy, which lets one command through at a time.
 func forEachStrategy(t *testing.T, f func(t *testing.T, st sequence.Strategy)) {
 	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
 		t.Run(st.String(), func(t *testing.T) { f(t, st) })
@@ -40,13 +41,14 @@ func dbFor(t testing.TB, st sequence.Strategy) *mongo.Database {
 	return srv.Database(t)
 }
 
-// requireConnections skips Atomic on a server whose findAndModify is not
-// atomic across connections, for a test that races several.
-func requireConnections(t *testing.T, st sequence.Strategy) {
-	t.Helper()
+// uriFor returns the URI for clients of their own in a test of st: for
+// Atomic on a server whose findAndModify is atomic per connection only,
+// serialURI's proxy, which lets one command through at a time.
+func uriFor(t *testing.T, st sequence.Strategy) string {
 	if st == sequence.Atomic {
-		srv.Require(t, "atomic-findandmodify")
+		return serialURI(t)
 	}
+	return srv.URI
 }
 
 func newAlloc(t testing.TB, db *mongo.Database, opts ...sequence.Option) *sequence.Allocator {
@@ -129,19 +131,19 @@ func TestConfigErrors(t *testing.T) {
 
 // TestConcurrentAllocators has several allocators, each with its own client
 // as a process would have, and many goroutines each, race on one fresh
-// sequence: the first-use race and block contention at once. With Atomic
-// that races connections, which needs MongoDB.
+// sequence: the first-use race and block contention at once. Atomic's
+// clients go through serialURI on FerretDB.
 func TestConcurrentAllocators(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
-		requireConnections(t, st)
 		const allocs, goroutines, each = 4, 8, 400
 		db := srv.Database(t)
+		uri := uriFor(t, st)
 		var mu sync.Mutex
 		var all []int64
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for range allocs {
-			client, err := srv.Client(context.Background())
+			client, err := mongo.Connect(context.Background(), options.Client().ApplyURI(uri))
 			require.NoError(t, err)
 			t.Cleanup(func() { client.Disconnect(context.Background()) })
 			a := newAlloc(t, client.Database(db.Name()), sequence.WithStrategy(st), sequence.WithBatch(20))
