@@ -119,3 +119,27 @@ func TestStaleHintAfterPruning(t *testing.T) {
 	requireDistinct(t, all, len(all))
 	assert.Greater(t, all[len(all)-1], int64(50), "the sleeper's new block is past the head")
 }
+
+// TestClaimsOfAnEarlierRelease: data written by the release that keyed
+// claims by first number (a counter hint behind a chain of claims) is
+// continued past the chain's end, and the old claims go with the first
+// prune.
+func TestClaimsOfAnEarlierRelease(t *testing.T) {
+	ctx := context.Background()
+	db := srv.Database(t)
+	_, err := db.Collection("counters").InsertOne(ctx, bson.M{"_id": "old", "seq": 100})
+	require.NoError(t, err)
+	_, err = db.Collection("counters.claims").InsertMany(ctx, []any{
+		bson.M{"_id": "old#1", "seq": "old", "lo": 1, "hi": 100},
+		bson.M{"_id": "old#101", "seq": "old", "lo": 101, "hi": 200},
+	})
+	require.NoError(t, err)
+	a := newAlloc(t, db, sequence.WithStrategy(sequence.Claim), sequence.WithBatch(1), sequence.WithClaimRetention(2))
+	s, err := a.Sequence("old")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{201, 202, 203, 204}, take(t, s, 4))
+	require.NoError(t, a.Close(ctx))
+	n, err := db.Collection("counters.claims").CountDocuments(ctx, bson.M{"lo": bson.M{"$exists": true}})
+	require.NoError(t, err)
+	assert.Zero(t, n, "the old claims were pruned")
+}
