@@ -123,6 +123,15 @@ func NewAutoKeys(db *mongo.Database, opts ...AutoKeysOption) (*AutoKeys, error) 
 // Allocator returns the allocator AutoKeys takes numbers from.
 func (k *AutoKeys) Allocator() *sequence.Allocator { return k.alloc }
 
+// Close gives back the numbers AutoKeys reserved and has not handed out,
+// so that the next process continues without a gap; call it when the
+// application stops, after its last insert. It closes the allocator (also
+// one given with WithAllocator): afterwards an insert that needs a number
+// fails with sequence.ErrClosed. See sequence.Allocator.Close: numbers are
+// given back only where no other process reserved after this one. Calling
+// it twice is harmless.
+func (k *AutoKeys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
+
 // EventTypes tells the bus that AutoKeys handles BeforeConvert, and
 // BeforeUpdate for upserts.
 func (k *AutoKeys) EventTypes() []events.Type {

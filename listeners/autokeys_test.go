@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,7 +108,11 @@ func TestAutoKeysInsertManyOneRoundTrip(t *testing.T) {
 		batch[i] = &User{UserName: "bulk"}
 	}
 	require.NoError(t, users.InsertMany(ctx, batch))
-	assert.Equal(t, int64(1), keys.Allocator().RoundTrips()-before, "1000 models, one counter round trip")
+	want := int64(1) // Atomic: one $inc
+	if st, _ := keys.Allocator().Strategy(ctx); st == sequence.Claim {
+		want = 2 // an insert and the check against the prune floor
+	}
+	assert.Equal(t, want, keys.Allocator().RoundTrips()-before, "1000 models, one reservation")
 	ids := make([]int64, len(batch))
 	for i, u := range batch {
 		ids[i] = u.LongID
@@ -236,8 +241,27 @@ func TestAutoKeysUUIDs(t *testing.T) {
 // TestAutoKeysHealsACounterBehindTheData: numbers already in the
 // collection (a restored backup) make an insert fail on the unique index;
 // the counter is moved past them and the insert retried, unseen.
+// It runs with both strategies; Atomic on a database where findAndModify is
+// atomic (one connection, on the embedded server).
 func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
-	users, _, db := keyed[*User](t)
+	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
+		t.Run(st.String(), func(t *testing.T) {
+			db := srv.Database(t)
+			if st == sequence.Atomic {
+				db = srv.AtomicDatabase(t)
+			}
+			healsBehindTheData(t, db, listeners.WithSequenceOptions(sequence.WithStrategy(st)))
+			if st == sequence.Atomic {
+				var c struct{ Seq int64 }
+				require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "users.longId"}).Decode(&c))
+				assert.GreaterOrEqual(t, c.Seq, int64(5001), "the counter itself was moved past the data")
+			}
+		})
+	}
+}
+
+func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...listeners.AutoKeysOption) {
+	users, keys, _ := keyedOn[*User](t, db, opts...)
 	for range 3 {
 		require.NoError(t, users.Insert(ctx, &User{UserName: "before"}))
 	}
@@ -271,10 +295,13 @@ func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	// A new process over data ahead of its counter starts past the data.
 	_, err = db.Collection("users").InsertOne(ctx, bson.M{"longId": int64(5000)})
 	require.NoError(t, err)
-	fresh, _, _ := keyedOn[*User](t, db)
+	fresh, _, _ := keyedOn[*User](t, db, opts...)
 	v := &User{UserName: "new process"}
 	require.NoError(t, fresh.Insert(ctx, v))
 	assert.Equal(t, int64(5001), v.LongID)
+	st, err := keys.Allocator().Strategy(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, t.Name()[strings.LastIndex(t.Name(), "/")+1:], st.String(), "the strategy asked for")
 }
 
 func TestAutoKeysUserDuplicateIsNotRetried(t *testing.T) {
@@ -342,3 +369,22 @@ func TestNewAutoKeysErrors(t *testing.T) {
 }
 
 var _ = math.MaxInt32
+
+// TestAutoKeysClose: a process that closes its keys on exit leaves no gap
+// for the next one, and inserts after Close fail with sequence.ErrClosed.
+func TestAutoKeysClose(t *testing.T) {
+	users, keys, db := keyed[*User](t)
+	for range 3 {
+		require.NoError(t, users.Insert(ctx, &User{UserName: "first run"}))
+	}
+	require.NoError(t, keys.Close(ctx))
+	err := users.Insert(ctx, &User{UserName: "too late"})
+	require.ErrorIs(t, err, sequence.ErrClosed)
+
+	next, _, _ := keyedOn[*User](t, db)
+	u := &User{UserName: "second run"}
+	require.NoError(t, next.Insert(ctx, u))
+	assert.Equal(t, int64(4), u.LongID, "the second run continues at 4, not 101")
+	n, _ := db.Collection("users").CountDocuments(ctx, bson.M{})
+	assert.Equal(t, int64(4), n)
+}

@@ -294,6 +294,20 @@ func (s *Server) Database(tb testing.TB, opts ...*options.ClientOptions) *mongo.
 	return db
 }
 
+// AtomicDatabase returns a new database like Database, on which a
+// findAndModify or a filtered update is applied atomically. MongoDB does
+// that on any client, so it is Database there. FerretDB does it for one
+// connection at a time only, so on the embedded server the client gets a
+// single connection (maxPoolSize 1) and every command of the test is
+// serialized on it. Code that races several clients still needs MongoDB.
+func (s *Server) AtomicDatabase(tb testing.TB) *mongo.Database {
+	tb.Helper()
+	if s.info.AtomicFindMod {
+		return s.Database(tb)
+	}
+	return s.Database(tb, options.Client().SetMaxPoolSize(1))
+}
+
 // UniqueName returns a database name made from base that no other call in
 // this process returns.
 func UniqueName(base string) string {

@@ -3,12 +3,14 @@ package mongotest_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 func TestDataDirSurvivesRestart(t *testing.T) {
@@ -51,4 +53,38 @@ func TestRequireSkipsWithReason(t *testing.T) {
 		ran = true
 	})
 	assert.False(t, ran, "the embedded server has no transactions, so the subtest skipped")
+}
+
+// TestAtomicDatabase races goroutines on one counter with findOneAndUpdate
+// $inc: through AtomicDatabase every result is distinct, on the embedded
+// server too (FerretDB is atomic per connection, and there is one).
+func TestAtomicDatabase(t *testing.T) {
+	const goroutines, each = 8, 20
+	ctx := context.Background()
+	s := mongotest.Start(t)
+	coll := s.AtomicDatabase(t).Collection("counters")
+	_, err := coll.InsertOne(ctx, bson.M{"_id": "c", "seq": 0})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				var doc struct{ Seq int64 }
+				err := coll.FindOneAndUpdate(ctx, bson.M{"_id": "c"}, bson.M{"$inc": bson.M{"seq": 1}},
+					options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				seen[doc.Seq] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, seen, goroutines*each, "every $inc returned its own value")
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -66,6 +67,7 @@ type config struct {
 	registry *bsoncodec.Registry
 	noEvents bool
 	retries  int
+	versions sequence.Strategy
 }
 
 // WithDatabase uses db instead of mgm's default database.
@@ -86,6 +88,17 @@ func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 // events.WriteErrorHandler). The default is 3.
 func WithWriteRetries(n int) Option { return func(c *config) { c.retries = n } }
 
+// WithVersionStrategy sets how a versioned Save or Update (a model with an
+// `auto:"version"` field) makes sure it is the only writer to move the
+// document on from the version it read. sequence.Atomic trusts the server
+// to apply the write's version filter atomically, as MongoDB does;
+// sequence.Claim first inserts a unique claim document per transition into
+// "<collection>.versions", for servers that do not (FerretDB 1.x, which
+// loses updates under a filter across connections). The default,
+// sequence.Detect, asks the server. Force Atomic only where the filter is
+// atomic: on FerretDB, a client with a single connection (maxPoolSize 1).
+func WithVersionStrategy(s sequence.Strategy) Option { return func(c *config) { c.versions = s } }
+
 // Repository stores models of type T, a pointer to a struct that implements
 // mgm.Model, in T's mgm collection. It is safe for concurrent use.
 type Repository[T mgm.Model] struct {
@@ -95,6 +108,7 @@ type Repository[T mgm.Model] struct {
 	reg    *bsoncodec.Registry
 	events bool
 	retry  int
+	vstrat sequence.Strategy
 }
 
 // New returns the repository for T. It parses and validates T's tags now,
@@ -112,6 +126,9 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	}
 	if c.retries < 0 {
 		return nil, fmt.Errorf("repo.New[%v]: WithWriteRetries(%d): want ≥ 0: %w", s.Type, c.retries, ErrInvalidArgument)
+	}
+	if c.versions > sequence.Claim {
+		return nil, fmt.Errorf("repo.New[%v]: WithVersionStrategy(%v): unknown strategy: %w", s.Type, c.versions, ErrInvalidArgument)
 	}
 	if c.registry == nil {
 		c.registry = defaultRegistry
@@ -131,7 +148,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	if err := bus.Prepare(s.Type); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
-	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries}, nil
+	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions}, nil
 }
 
 var defaultRegistry = model.Registry()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/internal/serverinfo"
+	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -18,7 +19,8 @@ import (
 // transition v -> v+1 is settled first by inserting a claim document with
 // the unique _id "<id>#<v+1>" into "<collection>.versions": one writer wins,
 // the others get ErrVersionConflict. A claim left by a writer that died
-// before its write is cleared after staleClaim.
+// before its write is cleared after staleClaim. WithVersionStrategy
+// forces either way.
 
 const staleClaim = 30 * time.Second
 
@@ -38,9 +40,14 @@ func claimKey(id any, version int64) string {
 // needs it. It returns the claim's key ("" when none was needed).
 func (r *Repository[T]) claimVersion(ctx context.Context, id any, next int64) (string, error) {
 	db := r.coll.Database()
-	atomic, err := serverinfo.AtomicWrites(ctx, db)
-	if err != nil || atomic {
-		return "", err
+	switch r.vstrat {
+	case sequence.Atomic:
+		return "", nil
+	case sequence.Detect:
+		atomic, err := serverinfo.AtomicWrites(ctx, db)
+		if err != nil || atomic {
+			return "", err
+		}
 	}
 	claims := db.Collection(r.coll.Name() + ".versions")
 	key := claimKey(id, next)

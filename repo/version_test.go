@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/repo"
+	"github.com/mgmevents/mgmevents/sequence"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 type account struct {
@@ -35,7 +38,12 @@ func TestVersionStartsAtOneAndIncrements(t *testing.T) {
 }
 
 func TestVersionConflictLeavesDocumentUnchanged(t *testing.T) {
-	_, accounts, db := setup[*account](t, nil)
+	versionStrategies(t, func(t *testing.T, accounts *repo.Repository[*account], db *mongo.Database) {
+		conflictLeavesDocumentUnchanged(t, accounts, db)
+	})
+}
+
+func conflictLeavesDocumentUnchanged(t *testing.T, accounts *repo.Repository[*account], db *mongo.Database) {
 	a := &account{Balance: 10}
 	require.NoError(t, accounts.Insert(ctx, a))
 	first, err := accounts.FindByID(ctx, a.ID)
@@ -55,12 +63,35 @@ func TestVersionConflictLeavesDocumentUnchanged(t *testing.T) {
 	assert.Zero(t, count(t, db, "accounts", bson.M{"balance": 999}))
 }
 
+// versionStrategies runs f with each way of settling a versioned write: the
+// server's choice (claims on FerretDB), and the atomic version filter alone,
+// forced, on a database where filtered writes are atomic (one connection,
+// on the embedded server).
+func versionStrategies(t *testing.T, f func(t *testing.T, accounts *repo.Repository[*account], db *mongo.Database)) {
+	t.Run("detect", func(t *testing.T) {
+		_, accounts, db := setup[*account](t, nil)
+		f(t, accounts, db)
+	})
+	t.Run("atomic", func(t *testing.T) {
+		db := srv.AtomicDatabase(t)
+		accounts, err := repo.New[*account](events.NewBus(), repo.WithDatabase(db), repo.WithVersionStrategy(sequence.Atomic))
+		require.NoError(t, err)
+		f(t, accounts, db)
+		assert.Zero(t, count(t, db, "accounts.versions", nil), "the filter alone: no claim was written")
+	})
+}
+
 // TestVersionUnderConcurrency: goroutines read, change and write one
 // document, retrying on conflict. Every write must count exactly once, so
 // the final version is the number of successful writes plus one.
 func TestVersionUnderConcurrency(t *testing.T) {
+	versionStrategies(t, func(t *testing.T, accounts *repo.Repository[*account], db *mongo.Database) {
+		underConcurrency(t, accounts, db)
+	})
+}
+
+func underConcurrency(t *testing.T, accounts *repo.Repository[*account], db *mongo.Database) {
 	const goroutines, each = 8, 10
-	_, accounts, db := setup[*account](t, nil)
 	a := &account{}
 	require.NoError(t, accounts.Insert(ctx, a))
 	var ok, conflicts atomic.Int64
@@ -97,6 +128,8 @@ func TestVersionUnderConcurrency(t *testing.T) {
 	assert.Equal(t, ok.Load()+1, final.Version, "final version = successful writes + 1")
 	assert.Equal(t, int(ok.Load()), final.Balance, "no update was lost")
 	assert.Equal(t, int64(1), count(t, db, "accounts", nil))
+	assert.LessOrEqual(t, count(t, db, "accounts.versions", nil), int64(1),
+		"a claim is deleted once the write after it succeeded: at most the last stays")
 }
 
 // TestVersionClaimLeftByADeadWriter: where versions are settled by claims,
@@ -121,4 +154,10 @@ func TestVersionClaimLeftByADeadWriter(t *testing.T) {
 	a.Balance = 5
 	require.NoError(t, accounts.Update(ctx, a), "a stale claim on an unchanged document is cleared")
 	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"version": 2, "balance": 5}))
+}
+
+func TestVersionStrategyIsChecked(t *testing.T) {
+	_, err := repo.New[*account](nil, repo.WithDatabase(srv.Database(t)), repo.WithVersionStrategy(sequence.Strategy(9)))
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "WithVersionStrategy(Strategy(9))")
 }

@@ -45,7 +45,7 @@ func (s *Sequence) move(ctx context.Context, v int64, force bool) error {
 	}
 	s.mu.Lock()
 	s.invalidateLocked() // and blocks fetched from the old place meanwhile
-	s.end = last         // where the store says the next block may start
+	s.own = last         // where the store says the next block may start
 	s.mu.Unlock()
 	return nil
 }

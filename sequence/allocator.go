@@ -11,7 +11,8 @@
 // Guarantees: numbers are unique across goroutines, processes and crashes;
 // increasing within a process; not in strict order across processes unless
 // the batch is 1. A process that dies loses at most the numbers it had
-// reserved and not handed out, which is at most one block.
+// reserved and not handed out, which is at most one block; one that calls
+// Allocator.Close gives them back if nobody reserved after it.
 //
 // Counter writes never join the caller's session or transaction, and use
 // write concern majority by default, so an aborted transaction or a
@@ -50,79 +51,9 @@ var (
 	ErrBelowData = errors.New("sequence: refused below the data's maximum")
 	// ErrUnsupported is an operation the strategy in use cannot do.
 	ErrUnsupported = errors.New("sequence: unsupported")
+	// ErrClosed is a number asked of an allocator after Close.
+	ErrClosed = errors.New("sequence: allocator closed")
 )
-
-// Strategy is how a block is reserved on the server.
-type Strategy uint8
-
-const (
-	// Detect asks the server: FerretDB (buildInfo has ferretdbVersion) gets
-	// Claim, anything else Atomic. It is the default.
-	Detect Strategy = iota
-	// Atomic reserves a block with one findOneAndUpdate {$inc: {seq: n}},
-	// which MongoDB applies atomically.
-	Atomic
-	// Claim reserves a block by inserting a claim document whose unique
-	// _id is the sequence name and the block's first number, in the
-	// collection "<counters>.claims". The server's unique-key check picks
-	// one winner per block even where findAndModify is not atomic.
-	Claim
-)
-
-// String returns the strategy's name.
-func (s Strategy) String() string {
-	switch s {
-	case Detect:
-		return "detect"
-	case Atomic:
-		return "atomic"
-	case Claim:
-		return "claim"
-	}
-	return fmt.Sprintf("Strategy(%d)", uint8(s))
-}
-
-// Option configures an Allocator.
-type Option func(*config)
-
-type config struct {
-	collection string
-	wc         *writeconcern.WriteConcern
-	strategy   Strategy
-	batch      int64
-	maxFactor  int64
-	timeout    time.Duration
-	logger     *slog.Logger
-}
-
-// WithCollection sets the counters collection; the default is "counters".
-func WithCollection(name string) Option { return func(c *config) { c.collection = name } }
-
-// WithWriteConcern sets the counter writes' write concern; the default is
-// majority. A w:1 counter write can be rolled back by a failover and its
-// numbers handed out again.
-func WithWriteConcern(wc *writeconcern.WriteConcern) Option { return func(c *config) { c.wc = wc } }
-
-// WithStrategy forces a strategy instead of detecting it.
-func WithStrategy(s Strategy) Option { return func(c *config) { c.strategy = s } }
-
-// WithBatch sets the default block size of sequences that set none; the
-// default is 100.
-func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
-
-// WithMaxGrowth sets how far a block may grow when numbers are used fast:
-// up to factor × the sequence's batch. The default is 16; 1 turns
-// adaptation off. A crashed process loses at most one block, so this also
-// bounds that gap.
-func WithMaxGrowth(factor int64) Option { return func(c *config) { c.maxFactor = factor } }
-
-// WithTimeout bounds each counter round trip, which runs detached from the
-// caller's context; the default is 30s.
-func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
-
-// WithLogger sets the logger for background failures; the default is
-// slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // Allocator hands out numbers for any number of named sequences stored in
 // one counters collection. It is safe for concurrent use.
@@ -131,11 +62,17 @@ type Allocator struct {
 	db         *mongo.Database
 	counters   *mongo.Collection
 	claims     *mongo.Collection
+	floors     *mongo.Collection
 	seqs       sync.Map // name -> *Sequence
 	mu         sync.Mutex
 	store      atomic.Pointer[storeBox]
 	roundTrips atomic.Int64
 	hintWrites atomic.Int64
+	closed     atomic.Bool
+	closeMu    sync.Mutex     // serializes Close
+	bg         sync.WaitGroup // background writes, waited for by Close
+	bgMu       sync.Mutex     // guards bgDone and bg.Add against bg.Wait
+	bgDone     bool           // Close is waiting: start no more
 }
 
 type storeBox struct{ s store }
@@ -146,7 +83,7 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 	if db == nil {
 		return nil, fmt.Errorf("sequence: New: nil database: %w", ErrInvalidArgument)
 	}
-	c := config{collection: "counters", wc: writeconcern.Majority(), batch: 100, maxFactor: 16, timeout: 30 * time.Second}
+	c := config{collection: "counters", wc: writeconcern.Majority(), batch: 100, maxFactor: 16, timeout: 30 * time.Second, keep: 100}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -159,6 +96,8 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 		return nil, fmt.Errorf("sequence: WithMaxGrowth(%d): want ≥ 1: %w", c.maxFactor, ErrInvalidArgument)
 	case c.timeout <= 0:
 		return nil, fmt.Errorf("sequence: WithTimeout(%v): want > 0: %w", c.timeout, ErrInvalidArgument)
+	case c.keep < 1:
+		return nil, fmt.Errorf("sequence: WithClaimRetention(%d): want ≥ 1: %w", c.keep, ErrInvalidArgument)
 	case c.strategy > Claim:
 		return nil, fmt.Errorf("sequence: WithStrategy(%v): unknown strategy: %w", c.strategy, ErrInvalidArgument)
 	}
@@ -172,6 +111,7 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 	a := &Allocator{cfg: c, db: db}
 	a.counters = db.Collection(c.collection, copts)
 	a.claims = db.Collection(c.collection+".claims", copts)
+	a.floors = db.Collection(c.collection+".floors", copts)
 	return a, nil
 }
 
@@ -185,36 +125,6 @@ func (a *Allocator) RoundTrips() int64 { return a.roundTrips.Load() }
 
 // HintWrites returns the number of background hint updates (Claim only).
 func (a *Allocator) HintWrites() int64 { return a.hintWrites.Load() }
-
-// SeqOption configures one sequence.
-type SeqOption func(*seqConfig)
-
-type seqConfig struct {
-	start, batch int64
-	err          error
-}
-
-// Start sets the sequence's first number, at least 1; the default is 1.
-func Start(n int64) SeqOption {
-	return func(c *seqConfig) {
-		if n < 1 {
-			c.err = fmt.Errorf("Start(%d): want ≥ 1, since 0 means unset: %w", n, ErrInvalidArgument)
-		}
-		c.start = n
-	}
-}
-
-// Batch sets the sequence's block size; the default is the allocator's.
-// Batch(1) reserves one number per round trip and caches none, which keeps
-// numbers in strict order across processes.
-func Batch(n int64) SeqOption {
-	return func(c *seqConfig) {
-		if n < 1 {
-			c.err = fmt.Errorf("Batch(%d): want ≥ 1: %w", n, ErrInvalidArgument)
-		}
-		c.batch = n
-	}
-}
 
 // Sequence returns the sequence called name, creating its in-process state
 // on first use. Asking again with other options is an ErrConflict; asking
@@ -303,6 +213,23 @@ func (a *Allocator) getStore(ctx context.Context) (store, error) {
 	}
 	a.store.Store(&storeBox{s})
 	return s, nil
+}
+
+// background runs f in a goroutine with a detached context; Close waits
+// for it. After Close has begun waiting, f is dropped.
+func (a *Allocator) background(f func(ctx context.Context)) {
+	a.bgMu.Lock()
+	defer a.bgMu.Unlock()
+	if a.bgDone {
+		return // a hint or a prune is never needed: the next one catches up
+	}
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		ctx, cancel := a.detach()
+		defer cancel()
+		f(ctx)
+	}()
 }
 
 // detach returns a context without the caller's values, so that no session

@@ -30,7 +30,13 @@ const childEnv = "MGMEVENTS_SEQUENCE_CHILD"
 //
 //	print N:  take N numbers from 4 goroutines and print them, one a line;
 //	insert N: take numbers one by one and insert each as {n: v} into the
-//	          collection "taken", until it holds N documents.
+//	          collection "taken", until it holds N documents (checked
+//	          every 10 inserts, so it may hold up to 9 more);
+//	take N:   take N numbers one by one and insert each into "taken".
+//
+// CHILD_CLOSE=1 closes the allocator at the end; CHILD_STRATEGY forces a
+// strategy; CHILD_DEFAULTS=1 keeps the default block sizes (batch 100,
+// growth 16) instead of fixed blocks of 25.
 func childMain() int {
 	mode, n := os.Getenv(childEnv), atoi(os.Getenv("CHILD_N"))
 	ctx := context.Background()
@@ -40,11 +46,28 @@ func childMain() int {
 		return 2
 	}
 	db := client.Database(os.Getenv("CHILD_DB"))
-	a, err := sequence.New(db, sequence.WithBatch(25), sequence.WithMaxGrowth(1))
+	opts := []sequence.Option{sequence.WithStrategy(sequence.Strategy(atoi(os.Getenv("CHILD_STRATEGY"))))}
+	if os.Getenv("CHILD_DEFAULTS") == "" {
+		opts = append(opts, sequence.WithBatch(25), sequence.WithMaxGrowth(1))
+	}
+	a, err := sequence.New(db, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	if code := childWork(ctx, a, db, mode, n); code != 0 {
+		return code
+	}
+	if os.Getenv("CHILD_CLOSE") != "" {
+		if err := a.Close(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 4
+		}
+	}
+	return 0
+}
+
+func childWork(ctx context.Context, a *sequence.Allocator, db *mongo.Database, mode string, n int) int {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	switch mode {
@@ -68,16 +91,21 @@ func childMain() int {
 			}()
 		}
 		wg.Wait()
-	case "insert":
+	case "insert", "take":
 		coll := db.Collection("taken")
-		for {
-			c, err := coll.CountDocuments(ctx, bson.M{})
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 3
-			}
-			if c >= int64(n) {
+		for i := 0; ; i++ {
+			if mode == "take" && i == n {
 				return 0
+			}
+			if mode == "insert" && i%10 == 0 { // counting scans the collection
+				c, err := coll.CountDocuments(ctx, bson.M{})
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 3
+				}
+				if c >= int64(n) {
+					return 0
+				}
 			}
 			v, err := a.Next(ctx, "killed")
 			if err == nil {
@@ -94,27 +122,40 @@ func childMain() int {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
-func child(t *testing.T, db *mongo.Database, mode string, n int) *exec.Cmd {
+func child(t *testing.T, db *mongo.Database, mode string, n int, env ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, "CHILD_N="+strconv.Itoa(n),
 		"CHILD_URI="+srv.URI, "CHILD_DB="+db.Name())
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }
 
+// strategyEnv makes children use st, through uriFor's URI.
+func strategyEnv(t *testing.T, st sequence.Strategy) []string {
+	return []string{"CHILD_STRATEGY=" + strconv.Itoa(int(st)), "CHILD_URI=" + uriFor(t, st)}
+}
+
 // TestProcessesShareASequence runs three OS processes, four goroutines
 // each, on one sequence of one server: every number is distinct and none is
-// lost from the count.
+// lost from the count. Each process has its own connections, and FerretDB's
+// findAndModify is not atomic across connections, so there Atomic runs
+// through serialURI's proxy, which lets one command through at a time.
 func TestProcessesShareASequence(t *testing.T) {
+	forEachStrategy(t, processesShareASequence)
+}
+
+func processesShareASequence(t *testing.T, st sequence.Strategy) {
+	env := strategyEnv(t, st)
 	const procs, each = 3, 2000
 	db := srv.Database(t)
 	outs := make([][]byte, procs)
 	var wg sync.WaitGroup
 	for i := range procs {
-		cmd := child(t, db, "print", each)
+		cmd := child(t, db, "print", each, env...)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,14 +178,20 @@ func TestProcessesShareASequence(t *testing.T) {
 
 // TestKilledProcess kills a writer with SIGKILL mid-run, twice, and lets a
 // fresh one finish: no number is used twice, and each killed process loses
-// at most the one block it held (25 numbers; growth is off).
+// at most the one block it held (25 numbers; growth is off). Atomic runs
+// through the proxy on FerretDB, as above.
 func TestKilledProcess(t *testing.T) {
+	forEachStrategy(t, killedProcess)
+}
+
+func killedProcess(t *testing.T, st sequence.Strategy) {
+	env := strategyEnv(t, st)
 	const total, block, kills = 600, 25, 2
 	ctx := context.Background()
 	db := srv.Database(t)
 	coll := db.Collection("taken")
 	for k := range kills {
-		cmd := child(t, db, "insert", total)
+		cmd := child(t, db, "insert", total, env...)
 		require.NoError(t, cmd.Start())
 		target := int64((k + 1) * total / (kills + 2))
 		deadline := time.Now().Add(60 * time.Second)
@@ -160,7 +207,7 @@ func TestKilledProcess(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		_ = cmd.Wait()
 	}
-	require.NoError(t, child(t, db, "insert", total).Run())
+	require.NoError(t, child(t, db, "insert", total, env...).Run())
 
 	cur, err := coll.Find(ctx, bson.M{})
 	require.NoError(t, err)

@@ -27,15 +27,18 @@ type Sequence struct {
 	size      int64      // current adaptive block size
 	lastFetch time.Time  // when the last fetch started
 	gen       uint64     // bumped when cached blocks are thrown away
-	end       int64      // last number of the newest block reserved here
+	own       mark       // the newest reservation made here
+	closed    bool       // Close was called: no more numbers
 }
 
 // block is the numbers [next, end) not yet handed out. When the value at
-// trigger is handed out, the next block is fetched in the background.
+// trigger is handed out, the next block is fetched in the background. ver
+// is the claim version that reserved it (Claim only).
 type block struct {
 	next    atomic.Int64
 	end     int64
 	trigger int64
+	ver     int64
 }
 
 type fetchOp struct {
@@ -49,7 +52,7 @@ func newSequence(a *Allocator, name string, c seqConfig) *Sequence {
 	if c.batch > 1 && a.cfg.maxFactor > 1 {
 		s.max = min(c.batch*a.cfg.maxFactor, math.MaxInt64/4)
 	}
-	s.end = c.start - 1
+	s.own = mark{end: c.start - 1}
 	return s
 }
 
@@ -105,6 +108,10 @@ func (s *Sequence) fill(ctx context.Context, dst []int64) error {
 			return nil
 		}
 		s.mu.Lock()
+		if s.closed || s.a.closed.Load() {
+			s.mu.Unlock()
+			return fmt.Errorf("sequence %q: %w", s.name, ErrClosed)
+		}
 		if b := s.cur.Load(); b != nil && b.next.Load() < b.end {
 			s.mu.Unlock()
 			continue
@@ -157,7 +164,7 @@ func (s *Sequence) takeFrom(b *block, dst []int64) int {
 func (s *Sequence) prefetch(remaining int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inflight != nil || s.pending != nil {
+	if s.inflight != nil || s.pending != nil || s.closed {
 		return
 	}
 	size := s.adaptLocked()
@@ -186,10 +193,10 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 	op := &fetchOp{done: make(chan struct{})}
 	s.inflight = op
 	s.lastFetch = time.Now()
-	gen, hint := s.gen, s.end
+	gen, own := s.gen, s.own
 	go func() {
 		ctx, cancel := s.a.detach()
-		last, err := s.reserve(ctx, hint, n)
+		m, err := s.reserve(ctx, own, n)
 		cancel()
 		s.mu.Lock()
 		if s.inflight == op { // invalidate may have started another since
@@ -199,9 +206,11 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 			op.err = fmt.Errorf("sequence %q: reserving %d numbers: %w", s.name, n, err)
 			s.a.cfg.logger.Warn("sequence: reserving a block failed", "sequence", s.name, "size", n, "err", err)
 		} else if gen == s.gen {
-			s.end = max(s.end, last)
-			b := &block{end: last + 1}
-			b.next.Store(last - n + 1)
+			if m.newer(s.own) {
+				s.own = m
+			}
+			b := &block{end: m.end + 1, ver: m.ver}
+			b.next.Store(m.end - n + 1)
 			b.trigger = b.end - max(1, (n+9)/10)
 			if n > s.size {
 				// A bulk shortfall: its caller takes it all at once, and
@@ -216,12 +225,12 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 	return op
 }
 
-func (s *Sequence) reserve(ctx context.Context, hint, n int64) (int64, error) {
+func (s *Sequence) reserve(ctx context.Context, own mark, n int64) (mark, error) {
 	st, err := s.a.getStore(ctx)
 	if err != nil {
-		return 0, err
+		return mark{}, err
 	}
-	return st.reserve(ctx, s, hint, n)
+	return st.reserve(ctx, s, own, n)
 }
 
 // invalidate throws away the cached blocks, and any block being fetched, so

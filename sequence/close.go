@@ -1,0 +1,96 @@
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Close gives back the numbers this allocator reserved and has not handed
+// out, so that the next process continues without a gap, and waits for its
+// background writes. For each sequence, the unused tail of the current
+// block, and the block fetched ahead if it follows on, are returned when
+// this allocator made the newest reservation of the sequence; when anyone
+// reserved after it, nothing is given back, so nothing is ever handed out
+// twice.
+//
+// After Close, Next and NextN return ErrClosed, wrapped with the
+// sequence's name. Close is safe to call concurrently with Next, and more
+// than once: later calls return nil. If ctx ends first, the numbers not yet
+// given back are lost (a gap, as if the process had died).
+func (a *Allocator) Close(ctx context.Context) error {
+	a.closeMu.Lock()
+	defer a.closeMu.Unlock()
+	if a.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	a.seqs.Range(func(_, v any) bool {
+		if err := v.(*Sequence).close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		return true
+	})
+	a.bgMu.Lock()
+	a.bgDone = true
+	a.bgMu.Unlock()
+	done := make(chan struct{})
+	go func() { a.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("sequence: Close: waiting for background writes: %w", ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// close stops s handing out numbers and gives back what it holds.
+func (s *Sequence) close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	op := s.inflight
+	s.mu.Unlock()
+	if op != nil {
+		// A block being reserved now is the newest: wait, to give it back.
+		select {
+		case <-op.done:
+		case <-ctx.Done():
+			return fmt.Errorf("sequence %q: Close: waiting for a block: %w", s.name, ctx.Err())
+		}
+	}
+	s.mu.Lock()
+	cur, pend := s.cur.Load(), s.pending
+	s.pending = nil
+	s.gen++
+	s.mu.Unlock()
+
+	// Seal the current block: a Next racing with this gets a number only if
+	// its add came first, and then the swap counts it as used.
+	var last *block
+	from := int64(0)
+	if cur != nil {
+		if used := cur.next.Swap(cur.end); used < cur.end {
+			last, from = cur, used
+		}
+	}
+	if pend != nil {
+		lo := pend.next.Load() // nobody takes from a pending block
+		if last == nil || last.end != lo || (pend.ver != 0 && pend.ver != last.ver+1) {
+			from = lo // the current block's tail is not next to it
+		}
+		last = pend
+	}
+	if last == nil {
+		return nil
+	}
+	st, err := s.a.getStore(ctx)
+	if err != nil {
+		return fmt.Errorf("sequence %q: Close: %w", s.name, err)
+	}
+	back, err := st.giveBack(ctx, s, mark{end: last.end - 1, ver: last.ver}, from)
+	if err != nil {
+		return fmt.Errorf("sequence %q: Close: giving back %d..%d: %w", s.name, from, last.end-1, err)
+	}
+	s.a.cfg.logger.Debug("sequence: closed", "sequence", s.name, "from", from, "to", last.end-1, "given back", back)
+	return nil
+}
