@@ -157,6 +157,7 @@ func bench(ctx context.Context, p *progress, uri, dbName string, c benchConfig) 
 	if env.keys, err = listeners.NewAutoKeys(db); err != nil {
 		return nil, err
 	}
+	defer env.keys.Close(context.Background()) // give unused numbers back
 	env.bus.Register(env.keys)
 	if env.users, err = repo.New[*User](env.bus, repo.WithDatabase(db)); err != nil {
 		return nil, err

@@ -89,6 +89,7 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 	if err != nil {
 		return err
 	}
+	defer keys.Close(ctx)                  // give unused numbers back even on an error; idempotent
 	bus.Register(keys, events.Order(-100)) // keys first, before anyone looks at them
 	quiet := false
 	bus.Register(printer(out, &quiet))
@@ -188,10 +189,14 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 	if err != nil {
 		return err
 	}
+	// Closing gives back the numbers reserved in blocks but not used.
+	if err := keys.Close(ctx); err != nil {
+		return err
+	}
 	last, err := seq.Current(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nlongId numbers reserved so far: up to %d. With -data DIR, the next run continues after them.\n", last)
+	fmt.Fprintf(out, "\nClosed the keys: longId numbers used up to %d, the rest given back. With -data DIR, the next run continues at %d.\n", last, last+1)
 	return nil
 }

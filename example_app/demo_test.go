@@ -39,16 +39,21 @@ func TestDemoContinuesWithData(t *testing.T) {
 		t.Skip("-data is for the embedded server; " + mongotest.EnvURI + " is set")
 	}
 	dir := t.TempDir()
-	first := func() int64 {
+	run := func() (first, next int64) {
 		var out bytes.Buffer
 		code := demoMain([]string{"-data", dir}, &out)
 		require.Equal(t, 0, code, out.String())
 		m := regexp.MustCompile(`1\. Insert a user[\s\S]*?-> userId=\S+ longId=(\d+)`).FindStringSubmatch(out.String())
 		require.NotNil(t, m, out.String())
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		return n
+		first, _ = strconv.ParseInt(m[1], 10, 64)
+		m = regexp.MustCompile(`the next run continues at (\d+)`).FindStringSubmatch(out.String())
+		require.NotNil(t, m, out.String())
+		next, _ = strconv.ParseInt(m[1], 10, 64)
+		return first, next
 	}
-	a, b := first(), first()
+	a, promised := run()
+	b, _ := run()
 	assert.Equal(t, int64(1), a)
-	assert.Greater(t, b, int64(31), fmt.Sprintf("the second run continues after the first (got %d)", b))
+	assert.Greater(t, promised, int64(31))
+	assert.Equal(t, promised, b, fmt.Sprintf("the second run continues where the first stopped, no gap (got %d)", b))
 }
