@@ -116,10 +116,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		live := liveCondition(at)
-		if e.Op == events.OpAggregate {
-			if err := refuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", readingStages...); err != nil {
-				return err
-			}
+		if e.Op == events.OpAggregate { // Check refuses stages that read other collections
 			e.Pipeline, err = prependMatch(e.Pipeline, live)
 			return err
 		}
@@ -161,7 +158,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		}
 		var ok bool
 		if e.Op == events.OpAggregate {
-			if err := refuseStages(e.Pipeline, "reads another collection", readingStages...); err != nil {
+			if err := refuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", readingStages...); err != nil {
 				return err
 			}
 			ok, err = leadingMatchRequires(e.Pipeline, liveCondition(at))

@@ -167,11 +167,7 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 			fv.SetString(tenant)
 		}
 	case events.BeforeQuery:
-		if e.Op == events.OpAggregate {
-			if err := refuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
-				append(readingStages, writingStages...)...); err != nil {
-				return err
-			}
+		if e.Op == events.OpAggregate { // Check refuses stages that reach other collections
 			e.Pipeline, err = prependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
 			return err
 		}
@@ -250,7 +246,8 @@ func checkConfined(e *events.Event, field, tenant string) error {
 	}
 	cond := bson.E{Key: field, Value: tenant}
 	if e.Op == events.OpAggregate {
-		if err := refuseStages(e.Pipeline, "reaches another collection", append(readingStages, writingStages...)...); err != nil {
+		if err := refuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
+			append(readingStages, writingStages...)...); err != nil {
 			return err
 		}
 		ok, err := leadingMatchRequires(e.Pipeline, cond)
