@@ -187,6 +187,10 @@ type Event struct {
 	// Sort is the sort of a find or a find-and-modify, from its options,
 	// so that a listener can refuse one it cannot serve. Read-only.
 	Sort any
+	// Projection is the projection of a find or a find-and-modify, from its
+	// options, or nil: with MongoDB 4.4+ a projection may compute values,
+	// so a policy may refuse one. Read-only.
+	Projection any
 	// Collation is the collation the operation's options ask for, or nil:
 	// a collation changes what string equality means, so a policy may
 	// refuse one. Read-only.

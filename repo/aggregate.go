@@ -29,7 +29,7 @@ func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any
 		pipeline = []bson.D{}
 	}
 	e := r.event(ctx, events.OpAggregate)
-	describe(e, opts, nil, func(o *options.AggregateOptions) *options.Collation { return o.Collation })
+	describe(e, opts, nil, nil, func(o *options.AggregateOptions) *options.Collation { return o.Collation })
 	if e != nil {
 		var err error
 		if pipeline, err = r.canon(pipeline); err != nil {

@@ -135,6 +135,7 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 	}
 	e := r.event(ctx, events.OpFindOneAndDelete)
 	describe(e, opts, func(o *options.FindOneAndDeleteOptions) any { return o.Sort },
+		func(o *options.FindOneAndDeleteOptions) any { return o.Projection },
 		func(o *options.FindOneAndDeleteOptions) *options.Collation { return o.Collation })
 	filter, err := r.beforeDelete(ctx, e, filter)
 	if err != nil {

@@ -19,14 +19,18 @@ func lastOpt[O any, V comparable](opts []*O, get func(*O) V) V {
 	return v
 }
 
-// describe tells a query event's listeners the sort and the collation the
-// options ask for.
-func describe[O any](e *events.Event, opts []*O, sort func(*O) any, coll func(*O) *options.Collation) {
+// describe tells a query event's listeners the sort, the projection and
+// the collation the options ask for; sort and proj may be nil for options
+// that have none.
+func describe[O any](e *events.Event, opts []*O, sort, proj func(*O) any, coll func(*O) *options.Collation) {
 	if e == nil {
 		return
 	}
 	if sort != nil {
 		e.Sort = lastOpt(opts, sort)
+	}
+	if proj != nil {
+		e.Projection = lastOpt(opts, proj)
 	}
 	e.Collation = lastOpt(opts, coll)
 }

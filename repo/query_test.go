@@ -511,14 +511,15 @@ func TestBeforeDeleteCanTurnADeleteIntoAnUpdate(t *testing.T) {
 func TestQueryEventsCarryTheSort(t *testing.T) {
 	bus, r, _ := setup[*item](t, nil)
 	require.NoError(t, r.Insert(ctx, &item{Name: "x"}))
-	var sorts []any
+	var sorts, projections []any
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
-		sorts = append(sorts, e.Sort)
+		sorts, projections = append(sorts, e.Sort), append(projections, e.Projection)
 		return nil
 	}), events.On(events.BeforeQuery))
 	by := bson.D{{Key: "n", Value: 1}}
-	_, err := r.Find(ctx, nil, options.Find().SetSort(by))
+	_, err := r.Find(ctx, nil, options.Find().SetSort(by).SetProjection(bson.M{"name": 1}))
 	require.NoError(t, err)
+	assert.Equal(t, bson.M{"name": 1}, projections[0], "the projection too")
 	_, err = r.FindOne(ctx, nil, options.FindOne().SetSort(by))
 	require.NoError(t, err)
 	_, err = r.FindOneAndUpdate(ctx, bson.D{}, bson.M{"$set": bson.M{"n": 1}}, options.FindOneAndUpdate().SetSort(by))

@@ -45,6 +45,7 @@ func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options
 	var zero T
 	e := r.event(ctx, events.OpFind)
 	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
+		func(o *options.FindOneOptions) any { return o.Projection },
 		func(o *options.FindOneOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, filter)
 	if err != nil {
@@ -135,6 +136,7 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
 	e := r.event(ctx, events.OpFind)
 	describe(e, opts, func(o *options.FindOptions) any { return o.Sort },
+		func(o *options.FindOptions) any { return o.Projection },
 		func(o *options.FindOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
@@ -216,7 +218,7 @@ func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 // all), after BeforeQuery.
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.CountOptions) (int64, error) {
 	e := r.event(ctx, events.OpCount)
-	describe(e, opts, nil, func(o *options.CountOptions) *options.Collation { return o.Collation })
+	describe(e, opts, nil, nil, func(o *options.CountOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return 0, r.wrap("Count", err)
@@ -239,7 +241,7 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 	if e != nil {
 		e.Field = field
 	}
-	describe(e, opts, nil, func(o *options.DistinctOptions) *options.Collation { return o.Collation })
+	describe(e, opts, nil, nil, func(o *options.DistinctOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
 	if err != nil {
 		return nil, r.wrap("Distinct", err)

@@ -38,7 +38,7 @@ func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts
 func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
 	upsert := lastOpt(opts, func(o *options.UpdateOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
-		describe(e, opts, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
+		describe(e, opts, nil, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
 	})
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
@@ -74,6 +74,7 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 	upsert := lastOpt(opts, func(o *options.FindOneAndUpdateOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, events.OpFindOneAndUpdate, filter, update, upsert != nil && *upsert, func(e *events.Event) {
 		describe(e, opts, func(o *options.FindOneAndUpdateOptions) any { return o.Sort },
+			func(o *options.FindOneAndUpdateOptions) any { return o.Projection },
 			func(o *options.FindOneAndUpdateOptions) *options.Collation { return o.Collation })
 	})
 	if err != nil {
