@@ -284,6 +284,17 @@ func (b *Bus) Prepare(t reflect.Type) error {
 	return nil
 }
 
+// Enforces reports whether a registered policy that handles model type t
+// enforces tag (see TagEnforcer).
+func (b *Bus) Enforces(t reflect.Type, tag string) bool {
+	for _, r := range b.matching(t) {
+		if te, ok := r.l.(TagEnforcer); ok && r.policy && slices.Contains(te.EnforcesTags(), tag) {
+			return true
+		}
+	}
+	return false
+}
+
 // HandleWriteError asks every registered WriteErrorHandler that handles
 // e.ModelType whether the failed write err can be retried. It reports retry
 // when at least one handler repaired something.

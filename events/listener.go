@@ -127,6 +127,17 @@ type Policy interface {
 	EnforcesPolicy()
 }
 
+// TagEnforcer is implemented by policies that enforce a struct tag of the
+// models, such as Tenancy for `tenant`. A repository refuses to be created
+// for a model that uses such a tag when no registered policy enforces it
+// (see Bus.Enforces): a model tagged for encryption on a bus without the
+// encryption policy would otherwise be stored in plaintext, silently.
+type TagEnforcer interface {
+	// EnforcesTags returns the tags the policy enforces, as model.Schema's
+	// PolicyTags names them ("tenant", "encrypt", "deletedAt").
+	EnforcesTags() []string
+}
+
 // Checker is implemented by policies that verify, once every listener of a
 // Before* event has run (other policies included, whatever their Order),
 // that what the operation will send still obeys them: that the condition a

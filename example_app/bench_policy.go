@@ -91,12 +91,14 @@ type BenchTenant struct {
 // tenantRepos returns repositories of BenchTenant on a bus without
 // policies and on one with policy.
 func tenantRepos(env *benchEnv, policy events.Listener) (plain, with *repo.Repository[*BenchTenant], err error) {
-	if plain, err = repo.New[*BenchTenant](events.NewBus(), repo.WithDatabase(env.db)); err != nil {
+	plain, err = repo.New[*BenchTenant](events.NewBus(), repo.WithDatabase(env.db),
+		repo.Unenforced("tenant", "deletedAt")) // the twin without the policy, knowingly
+	if err != nil {
 		return nil, nil, err
 	}
 	bus := events.NewBus()
 	bus.Register(policy)
-	with, err = repo.New[*BenchTenant](bus, repo.WithDatabase(env.db))
+	with, err = repo.New[*BenchTenant](bus, repo.WithDatabase(env.db), repo.Unenforced("tenant", "deletedAt")) // one policy at a time
 	return plain, with, err
 }
 

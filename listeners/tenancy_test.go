@@ -450,3 +450,30 @@ func TestTenantTagsAreValidated(t *testing.T) {
 	assert.ErrorIs(t, err, model.ErrInvalidTag)
 	assert.ErrorContains(t, err, "scope=tenant needs a tenant field")
 }
+
+// TestPolicyTagsNeedTheirPolicy: a model whose tags only a policy gives
+// meaning to is refused on a bus without that policy, unless the caller
+// says it knows.
+func TestPolicyTagsNeedTheirPolicy(t *testing.T) {
+	db := srv.Database(t)
+	_, err := repo.New[*Account](events.NewBus(), repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced)
+	assert.ErrorContains(t, err, `"tenant"`)
+	_, err = repo.New[*Account](nil, repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced, "no bus, no policy")
+	_, err = repo.New[*Note](events.NewBus(), repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced)
+	assert.ErrorContains(t, err, `"deletedAt"`)
+	_, err = repo.New[*Patient](events.NewBus(), repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced)
+	assert.ErrorContains(t, err, `"encrypt"`)
+
+	other := events.NewBus()
+	other.Register(listeners.NewTenancy(), events.ForModel[*Invoice]())
+	_, err = repo.New[*Account](other, repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced, "a Tenancy for another model does not count")
+	plain := events.NewBus()
+	plain.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }))
+	_, err = repo.New[*Account](plain, repo.WithDatabase(db), repo.Unenforced("tenant"))
+	assert.NoError(t, err, "knowingly")
+}

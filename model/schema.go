@@ -286,6 +286,25 @@ func (s *Schema) has(f Field) bool {
 	return false
 }
 
+// PolicyTags returns the tags of the model that only a policy listener
+// gives meaning to: "tenant" for a tenant:"id" field, "encrypt" for
+// encrypted fields, "deletedAt" for a soft-delete mark. Without the policy
+// they would be ignored, and the data left unprotected, so repositories
+// refuse such a model on a bus where no policy enforces them.
+func (s *Schema) PolicyTags() []string {
+	var tags []string
+	if s.Tenant != nil {
+		tags = append(tags, "tenant")
+	}
+	if len(s.Encrypted) > 0 {
+		tags = append(tags, "encrypt")
+	}
+	if s.AuditOf(DeletedAt) != nil {
+		tags = append(tags, "deletedAt")
+	}
+	return tags
+}
+
 // FieldByBSON returns the field stored under key, or nil.
 func (s *Schema) FieldByBSON(key string) *Field {
 	for i := range s.Fields {

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
@@ -54,6 +55,9 @@ var (
 	ErrInvalidArgument = errors.New("repo: invalid argument")
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
+	// ErrUnenforced: the model has tags that only a policy gives meaning to
+	// (tenant, encrypt, deletedAt), and no policy on the bus enforces them.
+	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
 	// ErrVersionConflict: the document's version changed since the model
 	// was read (optimistic locking); nothing was written.
 	ErrVersionConflict = errors.New("repo: version conflict: the document was changed by someone else")
@@ -68,6 +72,8 @@ type config struct {
 	noEvents bool
 	retries  int
 	versions sequence.Strategy
+	// unenforced are policy tags the caller lets go unenforced.
+	unenforced []string
 }
 
 // WithDatabase uses db instead of mgm's default database.
@@ -82,6 +88,14 @@ func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.reg
 // events.Policy), which no option switches off; mgm's hooks still run. For
 // one call instead, use events.WithoutEvents(ctx).
 func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
+
+// Unenforced lets the repository serve a model whose tags (see
+// model.Schema.PolicyTags: "tenant", "encrypt", "deletedAt") no policy on
+// the bus enforces. By default that is refused, since the data would be
+// left unprotected; pass the tags for tools and benchmarks that mean to.
+func Unenforced(tags ...string) Option {
+	return func(c *config) { c.unenforced = append(c.unenforced, tags...) }
+}
 
 // WithWriteRetries sets how many times a write that failed on a duplicate
 // key is retried after a listener repaired the cause (see
@@ -147,6 +161,12 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	}
 	if err := bus.Prepare(s.Type); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+	}
+	for _, tag := range s.PolicyTags() {
+		if !bus.Enforces(s.Type, tag) && !slices.Contains(c.unenforced, tag) {
+			return nil, fmt.Errorf("repo.New[%v]: the model has %q tags, but no policy on the bus enforces them (register it, or pass repo.Unenforced(%q) knowingly): %w",
+				s.Type, tag, tag, ErrUnenforced)
+		}
 	}
 	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions}, nil
 }
