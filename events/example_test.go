@@ -11,12 +11,13 @@ import (
 // And confines any filter to a condition; nothing in the filter can widen
 // the result.
 func ExampleAnd() {
-	userFilter := bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}
-	f := events.And(userFilter, bson.E{Key: "tenant", Value: "acme"})
-	fmt.Println(f[0].Key, len(f[0].Value.(bson.A)))
-	fmt.Println(events.And(nil, bson.E{Key: "tenant", Value: "acme"}))
+	acme := bson.E{Key: "tenant", Value: "acme"}
+	fmt.Println(events.And(bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}, acme))
+	fmt.Println(events.And(bson.M{"tenant": "globex"}, acme)) // the same field: a nested conjunction
+	fmt.Println(events.And(nil, acme))
 	// Output:
-	// $and 2
+	// [{$or [map[tenant:globex] map[public:true]]} {tenant acme}]
+	// [{$and [map[tenant:globex] [{tenant acme}]]}]
 	// [{tenant acme}]
 }
 

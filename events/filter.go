@@ -19,17 +19,35 @@ import (
 var ErrBadDocument = errors.New("events: not a document")
 
 // And returns a filter that matches what filter matches and also every
-// condition in cond: {$and: [filter, cond]}. filter may have any shape the
-// driver accepts (bson.D, bson.M, a map, a struct, bson.Raw); nil or an
-// empty document gives cond alone. The result is a conjunction, so nothing
-// in filter can widen it: an $or, a condition on the same field or any
-// nesting all stay inside cond. filter itself is not changed.
+// condition in cond. filter may have any shape the driver accepts (bson.D,
+// bson.M, a map, a struct, bson.Raw); nil or an empty document gives cond
+// alone. When filter is a bson.D or a map that names none of cond's keys at
+// its top level, cond's conditions are added beside its own (top-level
+// conditions are a conjunction, and servers use their indexes on such flat
+// filters best); otherwise the result is {$and: [filter, cond]}. Either way
+// it is a conjunction, so nothing in filter can widen it: an $or, a
+// condition on the same field or any nesting all stay inside cond. filter
+// itself is not changed.
 //
 //	e.Filter = events.And(e.Filter, bson.E{Key: "tenant", Value: "acme"})
 func And(filter any, cond ...bson.E) bson.D {
 	c := bson.D(slices.Clone(cond))
 	if isEmpty(filter) {
 		return c
+	}
+	var flat bson.D
+	switch f := filter.(type) {
+	case bson.D:
+		flat = f
+	case bson.M:
+		flat = fromMap(f)
+	case map[string]any:
+		flat = fromMap(f)
+	}
+	if flat != nil && !slices.ContainsFunc(flat, func(e bson.E) bool {
+		return slices.ContainsFunc(c, func(k bson.E) bool { return k.Key == e.Key })
+	}) {
+		return append(slices.Clip(slices.Clone(flat)), c...)
 	}
 	return bson.D{{Key: "$and", Value: bson.A{filter, c}}}
 }

@@ -22,19 +22,33 @@ func TestAndEveryShape(t *testing.T) {
 		Name string `bson:"name"`
 	}
 	for name, f := range map[string]any{
-		"D":      bson.D{{Key: "name", Value: "x"}},
-		"M":      bson.M{"$or": bson.A{bson.M{"tenant": "globex"}}},
-		"struct": byName{"x"},
-		"Raw":    mustRaw(t, bson.D{{Key: "tenant", Value: "globex"}}),
+		"D naming the field": bson.D{{Key: "tenant", Value: "globex"}, {Key: "name", Value: "x"}},
+		"M naming the field": bson.M{"tenant": bson.M{"$ne": "acme"}},
+		"struct":             byName{"x"},
+		"Raw":                mustRaw(t, bson.D{{Key: "name", Value: "globex"}}),
 	} {
 		got := events.And(f, cond)
 		require.Len(t, got, 1, name)
 		assert.Equal(t, "$and", got[0].Key, name)
 		assert.Equal(t, bson.A{f, only}, got[0].Value, "%s: the filter is kept whole inside the conjunction", name)
 	}
+	for name, f := range map[string]any{
+		"D": bson.D{{Key: "name", Value: "x"}, {Key: "$or", Value: bson.A{bson.M{"tenant": "globex"}}}},
+		"M": bson.M{"name": "x", "$or": bson.A{bson.M{"tenant": "globex"}}},
+	} {
+		got := events.And(f, cond)
+		assert.Equal(t, bson.D{{Key: "$or", Value: bson.A{bson.M{"tenant": "globex"}}}, {Key: "name", Value: "x"}, cond}[2], got[len(got)-1], name)
+		assert.Len(t, got, 3, "%s: flat, the condition beside the filter's own", name)
+		ok, err := events.Requires(got, cond)
+		require.NoError(t, err)
+		assert.True(t, ok, name)
+	}
 	d := bson.D{{Key: "name", Value: "x"}}
-	_ = events.And(d, cond)
+	got := events.And(d, cond)
+	assert.Equal(t, bson.D{{Key: "name", Value: "x"}, cond}, got)
 	assert.Equal(t, bson.D{{Key: "name", Value: "x"}}, d, "the caller's filter is not changed")
+	got[0].Value = "changed"
+	assert.Equal(t, "x", d[0].Value, "nor shared")
 }
 
 func mustRaw(t *testing.T, d bson.D) bson.Raw {

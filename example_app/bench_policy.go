@@ -122,7 +122,7 @@ func benchTenancy(env *benchEnv) ([]figure, error) {
 	}
 	without := &variant{name: "without Tenancy", op: insertFind(plain)}
 	with := &variant{name: "with Tenancy", op: insertFind(tenanted)}
-	if err := env.alternate("tenancy", env.c.rounds/4+1, env.c.inserts, without, with); err != nil {
+	if err := env.alternate("tenancy", env.c.rounds/10+1, env.c.inserts, without, with); err != nil {
 		return nil, err
 	}
 	r, sp := throughputRatio(with, without)

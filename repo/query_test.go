@@ -240,12 +240,17 @@ func TestAbortInBeforeQueryOrBeforeUpdate(t *testing.T) {
 	}
 }
 
+// byName is a filter given as a struct, which And nests in $and.
+type byName struct {
+	Name string `bson:"name"`
+}
+
 // TestUpsertHoldsTheFinalFilter: the document an upsert inserts holds the
-// equality conditions of the final filter, the listener's included, which
-// And nests in $and (where FerretDB does not look for them).
+// equality conditions of the final filter, the listener's included, even
+// when And nests them in $and (where FerretDB does not look for them).
 func TestUpsertHoldsTheFinalFilter(t *testing.T) {
 	r, db, _ := items(t, true)
-	res, err := r.UpdateOne(ctx, bson.M{"name": "fresh"}, bson.M{"$set": bson.M{"n": 7}}, options.Update().SetUpsert(true))
+	res, err := r.UpdateOne(ctx, byName{"fresh"}, bson.M{"$set": bson.M{"n": 7}}, options.Update().SetUpsert(true))
 	require.NoError(t, err)
 	require.Equal(t, int64(1), res.UpsertedCount)
 	got := rawDocs(t, db, "items", bson.M{"_id": res.UpsertedID})
@@ -254,7 +259,7 @@ func TestUpsertHoldsTheFinalFilter(t *testing.T) {
 	assert.Equal(t, "fresh", got[0].Lookup("name").StringValue(), "the caller's condition")
 	assert.Equal(t, int32(7), got[0].Lookup("n").Int32())
 
-	m, err := r.FindOneAndUpdate(ctx, bson.M{"name": "other"}, bson.M{"$set": bson.M{"n": 8}},
+	m, err := r.FindOneAndUpdate(ctx, byName{"other"}, bson.M{"$set": bson.M{"n": 8}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After))
 	require.NoError(t, err)
 	assert.Equal(t, "a", m.Owner, "FindOneAndUpdate's upsert too")
