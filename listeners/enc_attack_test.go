@@ -1,0 +1,559 @@
+package listeners_test
+
+// Attacks on the field-level encryption (review-encryption). Each
+// TestEncAttack* test asserts the vulnerable behaviour that was OBSERVED, so
+// that it passes today and starts failing once the hole is closed (flip the
+// assertion then). TestEncHeld* tests are attacks that the code withstood.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// IntPatient has an integer _id, as many legacy schemas do.
+type IntPatient struct {
+	ID    int64  `bson:"_id"`
+	Email string `bson:"email" encrypt:"eq"`
+	Notes string `bson:"notes" encrypt:""`
+}
+
+func (p *IntPatient) PrepareID(id any) (any, error) { return id, nil }
+func (p *IntPatient) GetID() any                    { return p.ID }
+func (p *IntPatient) SetID(id any)                  { p.ID, _ = id.(int64) }
+
+// TPatient is a tenant's patient with an encrypted field.
+type TPatient struct {
+	ID     primitive.ObjectID `bson:"_id"`
+	Tenant string             `bson:"tenant" tenant:"id"`
+	Notes  string             `bson:"notes" encrypt:""`
+}
+
+func (p *TPatient) PrepareID(id any) (any, error) { return id, nil }
+func (p *TPatient) GetID() any                    { return p.ID }
+func (p *TPatient) SetID(id any)                  { p.ID, _ = id.(primitive.ObjectID) }
+
+var errCaptured = errors.New("enc_attack_test: captured before sending")
+
+// capture registers, as a policy that runs after every other policy, a
+// listener that records what the policies left for t and aborts the
+// operation, so that nothing is sent.
+func capture(bus *events.Bus, t events.Type) *events.Event {
+	got := &events.Event{}
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		*got = *e
+		return errCaptured
+	}), events.On(t), events.AsPolicy(), events.Order(1<<40))
+	return got
+}
+
+func rawByID(t testing.TB, db *mongo.Database, coll string, id any) bson.Raw {
+	t.Helper()
+	raw, err := db.Collection(coll).FindOne(ctx, bson.M{"_id": id}).Raw()
+	require.NoError(t, err)
+	return raw
+}
+
+func binOf(t testing.TB, raw bson.Raw, field string) primitive.Binary {
+	t.Helper()
+	sub, data, ok := raw.Lookup(field).BinaryOK()
+	require.True(t, ok, field)
+	return primitive.Binary{Subtype: sub, Data: data}
+}
+
+// 1. Confused-deputy decryption oracle. Attacker A has a dump of the
+// database (victim's _id and ciphertexts) and may run an Aggregate through
+// the app on their own documents. A stage that overwrites _id and the
+// encrypted fields with literals makes the app decrypt the victim's values
+// for A: the AAD check passes because _id, collection and field match.
+func TestEncAttackAggregateLiteralDecryptionOracle(t *testing.T) {
+	db := srv.Database(t)
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	victim := &Patient{Email: "victim@x", Notes: "victim has HIV", Ward: "victim-ward"}
+	require.NoError(t, patients.Insert(ctx, victim))
+	require.NoError(t, patients.Insert(ctx, &Patient{Email: "mallory@x", Notes: "m", Ward: "mallory"}))
+
+	dump := rawByID(t, db, "patients", victim.ID) // read access to the database
+	// What the attacker sends as an ordinary user: a pipeline on "their" ward.
+	pipeline := bson.A{
+		bson.M{"$match": bson.M{"ward": "mallory"}},
+		bson.M{"$set": bson.M{
+			"_id":   victim.ID,
+			"notes": binOf(t, dump, "notes"),
+			"email": binOf(t, dump, "email"),
+			"birth": binOf(t, dump, "birth"),
+		}},
+	}
+	var out []*Patient
+	err := patients.Aggregate(ctx, pipeline, &out)
+	require.NoError(t, err, "OBSERVED: the listener lets the stage through and decrypts the planted ciphertexts")
+	require.Len(t, out, 1)
+	assert.Equal(t, "victim has HIV", out[0].Notes, "OBSERVED: victim's plaintext returned to the attacker")
+	assert.Equal(t, "victim@x", out[0].Email)
+	assert.Equal(t, "mallory", out[0].Ward, "the result is still the attacker's own document")
+
+	// Same with a result type that is not T.
+	var m []bson.M
+	require.NoError(t, patients.Aggregate(ctx, pipeline, &m))
+	assert.Equal(t, "victim has HIV", m[0]["notes"])
+}
+
+// 1b. Same oracle through a find projection. MongoDB ≥ 4.4 evaluates
+// aggregation expressions ($literal) in find/findAndModify projections; the
+// projection is not part of the BeforeQuery event, so nothing inspects it.
+// FerretDB does not evaluate it: this only checks the listener is blind to it.
+func TestEncAttackFindProjectionNotInspected(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	got := capture(bus, events.BeforeQuery)
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	proj := bson.M{"_id": bson.M{"$literal": primitive.NewObjectID()}, "notes": bson.M{"$literal": primitive.Binary{Subtype: 0x8E, Data: []byte{1}}}}
+	_, err = patients.Find(ctx, bson.M{"ward": "mallory"}, options.Find().SetProjection(proj))
+	assert.ErrorIs(t, err, errCaptured, "OBSERVED: a projection that plants _id and ciphertexts reaches the server")
+	assert.Nil(t, got.Sort)
+}
+
+// 2. Blind indexes are not authenticated and not checked on read. With
+// write access, A copies the blind index of "mallory@x" into the victim's
+// document; a lookup by mallory's email then silently returns the victim's
+// record (account takeover in "log in by verified email" flows).
+func TestEncAttackBlindIndexSwapSilentlyReturnsOtherDocument(t *testing.T) {
+	db := srv.Database(t)
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	victim := &Patient{Email: "victim@x", Notes: "victim notes"}
+	mallory := &Patient{Email: "mallory@x"}
+	require.NoError(t, patients.Insert(ctx, victim))
+	require.NoError(t, patients.Insert(ctx, mallory))
+	mb := binOf(t, rawByID(t, db, "patients", mallory.ID), "email_bidx")
+	c := db.Collection("patients")
+	_, err := c.UpdateByID(ctx, victim.ID, bson.M{"$set": bson.M{"email_bidx": mb}})
+	require.NoError(t, err)
+	_, err = c.DeleteOne(ctx, bson.M{"_id": mallory.ID})
+	require.NoError(t, err)
+
+	p, err := patients.FindOne(ctx, bson.M{"email": "mallory@x"})
+	require.NoError(t, err, "OBSERVED: no ErrDecrypt although email_bidx does not match the decrypted email")
+	assert.Equal(t, victim.ID, p.ID)
+	assert.Equal(t, "victim@x", p.Email, "OBSERVED: asked for mallory@x, got the victim's record")
+}
+
+// 3. _id binding uses the BSON type of the filter's _id; MongoDB compares
+// numbers across types. A filter {_id: 5.0} (any JSON-decoded filter: Go's
+// encoding/json yields float64) matches the int64 _id 5, and the values
+// written are bound to double 5.0: the document becomes unreadable.
+func TestEncAttackDoubleIDFilterCorruptsDocument(t *testing.T) {
+	db := srv.Database(t)
+	r, _ := encrypted[*IntPatient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	require.NoError(t, r.Insert(ctx, &IntPatient{ID: 5, Email: "a@x", Notes: "n"}))
+
+	var filter map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{"_id": 5}`), &filter)) // a user's request
+	res, err := r.UpdateOne(ctx, filter, bson.M{"$set": bson.M{"notes": "new notes"}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.MatchedCount, "the server matches int64 5 with 5.0")
+
+	_, err = r.FindByID(ctx, int64(5))
+	assert.ErrorIs(t, err, listeners.ErrDecrypt, "OBSERVED: the write succeeded and the document no longer decrypts")
+}
+
+// 4. An operator document of a map type other than bson.M / map[string]any
+// (or a struct) is taken as a whole-value equality and hashed: the query
+// silently returns nothing, where MongoDB would apply the operator.
+func TestEncAttackOperatorMapTypesSilentlyEmpty(t *testing.T) {
+	db := srv.Database(t)
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	require.NoError(t, patients.InsertMany(ctx, []*Patient{{Email: "a@x"}, {Email: "b@x"}}))
+	for name, filter := range map[string]any{
+		"map[string]string $ne":    bson.M{"email": map[string]string{"$ne": "a@x"}},
+		"map[string]string $regex": bson.M{"email": map[string]string{"$regex": "^b"}},
+		"map[string][]string $nin": bson.M{"email": map[string][]string{"$nin": {"a@x"}}},
+		"struct $gt": bson.M{"email": struct {
+			Gt string `bson:"$gt"`
+		}{"a"}},
+		"bson.RawValue of a $ne":    bson.M{"email": rawValueOf(t, bson.M{"$ne": "a@x"})},
+		"map[string]string in $and": bson.M{"$and": bson.A{bson.M{"email": map[string]string{"$ne": "a@x"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ps, err := patients.Find(ctx, filter)
+			assert.NoError(t, err, "OBSERVED: no ErrEncryptedField")
+			assert.Empty(t, ps, "OBSERVED: silently empty; MongoDB semantics give b@x")
+		})
+	}
+}
+
+func rawValueOf(t testing.TB, v any) bson.RawValue {
+	raw, err := bson.Marshal(bson.M{"v": v})
+	require.NoError(t, err)
+	return bson.Raw(raw).Lookup("v")
+}
+
+// 5. Encryption is "after every other listener" only among non-policies. A
+// policy registered after it (same Order, later registration, or a higher
+// Order) runs after it and its values are written in plaintext / its
+// filters are not rewritten. Encryption has no Check to fail closed.
+func TestEncAttackPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		switch e.Type {
+		case events.BeforeSave:
+			d, err := events.ToD(e.Document)
+			if err != nil {
+				return err
+			}
+			d = append(d, bson.E{Key: "notes", Value: "PLAINTEXT-from-policy"})
+			e.Document, err = bson.Marshal(dedupe(d))
+			return err
+		case events.BeforeUpdate:
+			u, err := events.ParseUpdate(e.Update)
+			if err != nil {
+				return err
+			}
+			if err := u.Add("$set", "email", "PLAINTEXT-update@x"); err != nil {
+				return err
+			}
+			e.Update = u.Value()
+		}
+		return nil
+	}), events.On(events.BeforeSave, events.BeforeUpdate), events.AsPolicy())
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	p := &Patient{Email: "e@x", Notes: "n"}
+	require.NoError(t, patients.Insert(ctx, p), "OBSERVED: accepted")
+	_, err = patients.UpdateOne(ctx, bson.M{"_id": p.ID}, bson.M{"$set": bson.M{"ward": "w"}})
+	require.NoError(t, err)
+	raw := rawByID(t, db, "patients", p.ID)
+	assert.Equal(t, "PLAINTEXT-from-policy", raw.Lookup("notes").StringValue(), "OBSERVED: plaintext stored")
+	assert.Equal(t, "PLAINTEXT-update@x", raw.Lookup("email").StringValue(), "OBSERVED: plaintext stored")
+}
+
+func dedupe(d bson.D) bson.D {
+	seen := map[string]int{}
+	var out bson.D
+	for _, e := range d {
+		if i, ok := seen[e.Key]; ok {
+			out[i] = e
+			continue
+		}
+		seen[e.Key] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// 6. Logging (WithDocuments) runs before Encryption on BeforeQuery and
+// redacts by key only. Plaintext compared with an encrypted field inside
+// $expr, $where or a pipeline expression is logged, although the query is
+// then refused.
+func TestEncAttackLoggingShowsRefusedPlaintext(t *testing.T) {
+	db := srv.Database(t)
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	bus.Register(listeners.NewLogging(logger, listeners.WithDocuments()))
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	_, err = patients.Find(ctx, bson.M{"$expr": bson.M{"$eq": bson.A{"$notes", "SECRET-diagnosis-expr"}}})
+	require.ErrorIs(t, err, listeners.ErrEncryptedField)
+	_, err = patients.Find(ctx, bson.M{"$where": "this.email == 'SECRET-where@x'"})
+	require.ErrorIs(t, err, listeners.ErrEncryptedField)
+	var out []bson.M
+	err = patients.Aggregate(ctx, bson.A{bson.M{"$project": bson.M{"x": bson.M{"$eq": bson.A{"$email", "SECRET-pipe@x"}}}}}, &out)
+	require.ErrorIs(t, err, listeners.ErrEncryptedField)
+	assert.Contains(t, buf.String(), "SECRET-diagnosis-expr", "OBSERVED")
+	assert.Contains(t, buf.String(), "SECRET-where@x", "OBSERVED")
+	assert.Contains(t, buf.String(), "SECRET-pipe@x", "OBSERVED")
+}
+
+// 7. Pipelines and filters that read an encrypted field but pass the
+// listener (checked with a capturing policy after Encryption; on MongoDB
+// they compute on ciphertexts: silent empty/full/wrongly-ordered results).
+func TestEncAttackReadsThatPassTheListener(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	got := capture(bus, events.BeforeQuery)
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	pipes := map[string]bson.A{
+		"$getField shorthand in $expr": {bson.M{"$match": bson.M{"$expr": bson.M{"$eq": bson.A{bson.M{"$getField": "email"}, "a@x"}}}}},
+		"$getField in $group":          {bson.M{"$group": bson.M{"_id": bson.M{"$getField": "notes"}, "n": bson.M{"$sum": 1}}}},
+		"$setWindowFields sortBy":      {bson.M{"$setWindowFields": bson.M{"sortBy": bson.M{"email": 1}, "output": bson.M{"r": bson.M{"$rank": bson.M{}}}}}},
+		"$top sortBy in $group":        {bson.M{"$group": bson.M{"_id": nil, "first": bson.M{"$top": bson.M{"output": "$_id", "sortBy": bson.M{"notes": 1}}}}}},
+		"$lookup sub-pipeline $match":  {bson.M{"$lookup": bson.M{"from": "patients", "pipeline": bson.A{bson.M{"$match": bson.M{"email": "a@x"}}}, "as": "j"}}},
+		"$unionWith $match":            {bson.M{"$unionWith": bson.M{"coll": "patients", "pipeline": bson.A{bson.M{"$match": bson.M{"notes": bson.M{"$regex": "^a"}}}}}}},
+		"$lookup foreignField":         {bson.M{"$lookup": bson.M{"from": "patients", "localField": "ward", "foreignField": "email", "as": "j"}}},
+		"$graphLookup restrictSearch":  {bson.M{"$graphLookup": bson.M{"from": "patients", "startWith": "$ward", "connectFromField": "ward", "connectToField": "ward", "as": "j", "restrictSearchWithMatch": bson.M{"email": "a@x"}}}},
+	}
+	for name, p := range pipes {
+		t.Run("pipeline "+name, func(t *testing.T) {
+			var out []bson.M
+			err := patients.Aggregate(ctx, p, &out)
+			assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused with ErrEncryptedField")
+		})
+	}
+	filters := map[string]any{
+		"$jsonSchema required/properties": bson.M{"$jsonSchema": bson.M{"required": bson.A{"notes"}, "properties": bson.M{"notes": bson.M{"bsonType": "string"}}}},
+		"$jsonSchema enum":                bson.M{"$jsonSchema": bson.M{"properties": bson.M{"email": bson.M{"enum": bson.A{"a@x"}}}}},
+		"$where with concatenated name":   bson.M{"$where": "this['em'+'ail'] == 'a@x'"},
+		"$expr $getField":                 bson.M{"$expr": bson.M{"$gt": bson.A{bson.M{"$getField": bson.M{"$literal": "notes"}}, "m"}}},
+	}
+	for name, f := range filters {
+		t.Run("filter "+name, func(t *testing.T) {
+			_, err := patients.Find(ctx, f)
+			assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused with ErrEncryptedField")
+		})
+	}
+	_ = got
+}
+
+// 8. fmt with %+v / %v of *Encryption prints its unexported indexKey: the
+// blind-index HMAC key, with which a dump's blind indexes can be
+// brute-forced (emails are low-entropy). slog's TextHandler uses %+v.
+func TestEncAttackFmtOfEncryptionLeaksIndexKey(t *testing.T) {
+	s := secret(t)
+	enc, err := listeners.NewEncryption(listeners.Keys{{ID: "k", Secret: s}})
+	require.NoError(t, err)
+	idx, err := hkdf.Key(sha256.New, s, []byte("mgmevents field encryption"), "mgmevents/v1 HMAC-SHA-256 blind index", 32)
+	require.NoError(t, err)
+	printed := fmt.Sprintf("%+v", enc)
+	assert.Contains(t, printed, fmt.Sprint(idx), "OBSERVED: the blind-index key is printed")
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("configured", "enc", enc)
+	assert.Contains(t, buf.String(), fmt.Sprint(idx), "OBSERVED: slog TextHandler logs the blind-index key")
+
+	// Keys held in an unexported field are printed raw: fmt cannot call
+	// Format on unexported fields.
+	type config struct{ keys listeners.Keys }
+	assert.Contains(t, fmt.Sprintf("%+v", config{listeners.Keys{{ID: "k", Secret: s}}}), fmt.Sprint(s), "OBSERVED: raw secret")
+}
+
+// 9. The AAD binds _id, collection and field, not the tenant nor the
+// database. With write access to the database, A moves the victim's
+// document into A's tenant (one plaintext field) and reads it through the
+// app: plaintext.
+func TestEncAttackTenantNotBound(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	bus.Register(listeners.NewTenancy())
+	r, err := repo.New[*TPatient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	asVictim, asMallory := listeners.WithTenant(ctx, "victim-org"), listeners.WithTenant(ctx, "mallory-org")
+	v := &TPatient{ID: primitive.NewObjectID(), Notes: "victim org's secret"}
+	require.NoError(t, r.Insert(asVictim, v))
+	_, err = r.FindByID(asMallory, v.ID)
+	require.Error(t, err, "tenancy holds through the app")
+	_, err = r.Collection().UpdateByID(ctx, v.ID, bson.M{"$set": bson.M{"tenant": "mallory-org"}}) // DB write
+	require.NoError(t, err)
+	got, err := r.FindByID(asMallory, v.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "victim org's secret", got.Notes, "OBSERVED: decrypted for the other tenant")
+}
+
+// 10. A repository of an encrypt-tagged model on a bus without Encryption
+// (or with a nil bus) silently stores plaintext: fail-open.
+func TestEncAttackNoEncryptionOnBusFailsOpen(t *testing.T) {
+	db := srv.Database(t)
+	r, err := repo.New[*Patient](nil, repo.WithDatabase(db))
+	require.NoError(t, err, "OBSERVED: repo.New accepts encrypt tags with no Encryption")
+	p := &Patient{Email: "plain@x", Notes: "plain notes"}
+	require.NoError(t, r.Insert(ctx, p))
+	assert.Equal(t, "plain notes", rawByID(t, db, "patients", p.ID).Lookup("notes").StringValue())
+}
+
+// 11. One document with a non-ciphertext value, placed first in _id order
+// by anyone with write access, stops Reencrypt before it rewrites
+// anything: rotation can be blocked indefinitely.
+func TestEncAttackReencryptBlockedByOneBadDocument(t *testing.T) {
+	db := srv.Database(t)
+	old := listeners.Key{ID: "old", Secret: secret(t)}
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{old})
+	require.NoError(t, patients.InsertMany(ctx, []*Patient{{Email: "a@x"}, {Email: "b@x"}}))
+	_, err := db.Collection("patients").InsertOne(ctx, bson.M{"_id": primitive.NilObjectID, "notes": "junk"})
+	require.NoError(t, err)
+	_, enc := encrypted[*Patient](t, db, listeners.Keys{{ID: "new", Secret: secret(t)}, old})
+	n, err := enc.Reencrypt(ctx, patients.Collection().Collection, patients.Schema().Type)
+	assert.ErrorIs(t, err, listeners.ErrDecrypt)
+	assert.Equal(t, int64(0), n, "OBSERVED: nothing rotated")
+}
+
+// 12. Unbound values (UpdateMany, upsert by email) can be copied into the
+// same field of any document; Reencrypt then "launders" the copy into a
+// value bound to the new document.
+func TestEncAttackReencryptLaundersCopiedUnboundValue(t *testing.T) {
+	db := srv.Database(t)
+	keys := listeners.Keys{{ID: "k", Secret: secret(t)}}
+	patients, enc := encrypted[*Patient](t, db, keys)
+	a, b := &Patient{Ward: "a"}, &Patient{Ward: "b", Notes: "b's own"}
+	require.NoError(t, patients.InsertMany(ctx, []*Patient{a, b}))
+	_, err := patients.UpdateMany(ctx, bson.M{"ward": "a"}, bson.M{"$set": bson.M{"notes": "a's secret"}})
+	require.NoError(t, err)
+	c := db.Collection("patients")
+	_, err = c.UpdateByID(ctx, b.ID, bson.M{"$set": bson.M{"notes": binOf(t, rawByID(t, db, "patients", a.ID), "notes")}})
+	require.NoError(t, err)
+	_, err = enc.Reencrypt(ctx, c, patients.Schema().Type)
+	require.NoError(t, err)
+	got, err := patients.FindByID(ctx, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "a's secret", got.Notes, "OBSERVED (documented for unbound values)")
+	assert.Equal(t, byte(1), payload(t, rawByID(t, db, "patients", b.ID), "notes")[1], "now bound to b")
+}
+
+// 13. $set of a path under the blind-index field is not refused: a user can
+// plant a bogus email_bidx document in documents without an email.
+func TestEncAttackSetUnderBlindIndexPath(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	got := capture(bus, events.BeforeUpdate)
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	_, err = patients.UpdateOne(ctx, bson.M{"ward": "w"}, bson.M{"$set": bson.M{"email_bidx.x": 1}})
+	assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
+	_ = got
+}
+
+// Held: tampering with the stored format.
+func TestEncHeldTamperedPayloads(t *testing.T) {
+	db := srv.Database(t)
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}, {ID: "k2", Secret: secret(t)}})
+	p := &Patient{Email: "a@x", Notes: "n"}
+	q := &Patient{Email: "b@x", Notes: "m"}
+	require.NoError(t, patients.InsertMany(ctx, []*Patient{p, q}))
+	c := db.Collection("patients")
+	orig := payload(t, rawByID(t, db, "patients", p.ID), "notes")
+	other := payload(t, rawByID(t, db, "patients", q.ID), "notes")
+	mut := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), orig...)) }
+	cases := map[string][]byte{
+		"flag bound→unbound":   mut(func(b []byte) []byte { b[1] = 0; return b }),
+		"unknown flag":         mut(func(b []byte) []byte { b[1] = 3; return b }),
+		"key id k→ other ring": append([]byte{1, 1, 2, 'k', '2'}, orig[4:]...),
+		"type string→binary":   mut(func(b []byte) []byte { b[4] = 5; return b }),
+		"version 2":            mut(func(b []byte) []byte { b[0] = 2; return b }),
+		"truncated":            orig[:20],
+		"n=255 short":          {1, 1, 255, 'k'},
+		"empty":                {},
+		"other doc's value":    other,
+		"nonce flip":           mut(func(b []byte) []byte { b[6] ^= 1; return b }),
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.UpdateByID(ctx, p.ID, bson.M{"$set": bson.M{"notes": primitive.Binary{Subtype: listeners.EncryptedSubtype, Data: data}}})
+			require.NoError(t, err)
+			_, err = patients.FindByID(ctx, p.ID)
+			requireDecryptError(t, err, p.ID, "notes")
+		})
+	}
+	// The email's ciphertext in the notes field, same document.
+	_, err := c.UpdateByID(ctx, p.ID, bson.M{"$set": bson.M{"notes": binOf(t, rawByID(t, db, "patients", p.ID), "email")}})
+	require.NoError(t, err)
+	_, err = patients.FindByID(ctx, p.ID)
+	requireDecryptError(t, err, p.ID, "notes")
+}
+
+// Held: $inc/$push/$rename, sort, Distinct and bidx writes are refused;
+// secrets are not in ErrKey errors.
+func TestEncHeldRefusals(t *testing.T) {
+	db := srv.Database(t)
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	for name, u := range map[string]any{
+		"$inc": bson.M{"$inc": bson.M{"notes": 1}}, "$push": bson.M{"$push": bson.M{"notes": 1}},
+		"$rename from": bson.M{"$rename": bson.M{"notes": "x"}}, "$rename to": bson.M{"$rename": bson.M{"ward": "email"}},
+		"$set bidx": bson.M{"$set": bson.M{"email_bidx": primitive.Binary{}}}, "$unset bidx": bson.M{"$unset": bson.M{"email_bidx": ""}},
+		"$set sub": bson.M{"$set": bson.M{"birth.x": 1}}, "pipeline": bson.A{bson.M{"$set": bson.M{"x": "$notes"}}},
+		"pipeline replaceWith": bson.A{bson.M{"$replaceWith": bson.M{"a": 1}}},
+	} {
+		_, err := patients.UpdateMany(ctx, bson.M{}, u)
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, name)
+	}
+	_, err := patients.Distinct(ctx, "notes", nil)
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	_, err = patients.Find(ctx, nil, options.Find().SetSort(bson.M{"email": 1}))
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	for _, f := range []any{bson.M{"notes": "x"}, bson.M{"email": bson.M{"$ne": "x"}}, bson.M{"email": primitive.Regex{Pattern: "a"}},
+		bson.M{"birth.year": 1}, bson.M{"$or": bson.A{bson.M{"email": bson.M{"$gt": "a"}}}}} {
+		_, err = patients.Find(ctx, f)
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, "%v", f)
+	}
+	short := []byte("0123456789abcdef0123456789abcde") // 31 bytes
+	_, err = listeners.NewEncryption(listeners.Keys{{ID: "k", Secret: short}})
+	require.ErrorIs(t, err, listeners.ErrKey)
+	assert.NotContains(t, err.Error(), string(short))
+	_, err = listeners.NewEncryption(listeners.Keys{{ID: "k", Secret: secret(t)}, {ID: "k", Secret: secret(t)}})
+	assert.ErrorIs(t, err, listeners.ErrKey)
+}
+
+// 1c. The oracle of 1 across tenants: Tenancy pins the pipeline to A's
+// tenant, the planted _id and ciphertext come from another tenant's dump.
+func TestEncAttackAggregateOracleAcrossTenants(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	bus.Register(listeners.NewTenancy())
+	r, err := repo.New[*TPatient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	asVictim, asMallory := listeners.WithTenant(ctx, "victim-org"), listeners.WithTenant(ctx, "mallory-org")
+	v := &TPatient{ID: primitive.NewObjectID(), Notes: "victim org's secret"}
+	require.NoError(t, r.Insert(asVictim, v))
+	require.NoError(t, r.Insert(asMallory, &TPatient{ID: primitive.NewObjectID(), Notes: "mine"}))
+	dump := rawByID(t, db, r.Collection().Name(), v.ID)
+	var out []*TPatient
+	err = r.Aggregate(asMallory, bson.A{bson.M{"$set": bson.M{"_id": v.ID, "notes": binOf(t, dump, "notes")}}}, &out)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	assert.Equal(t, "victim org's secret", out[0].Notes, "OBSERVED: another tenant's plaintext")
+	assert.Equal(t, "mallory-org", out[0].Tenant)
+}
+
+// 14. Aggregate with $merge/$out (allowed by Encryption) writes whatever
+// the pipeline computes: plaintext set by a $set stage, or another
+// document's ciphertext, lands in encrypted fields of stored documents.
+// FerretDB implements neither stage: checked at the listener (a capturing
+// policy after Encryption sees the stage unchanged); not executed on MongoDB.
+func TestEncAttackAggregateMergeWritesPlaintext(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	got := capture(bus, events.BeforeQuery)
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	for _, last := range []bson.M{
+		{"$merge": bson.M{"into": "patients", "on": "_id", "whenMatched": "merge"}},
+		{"$out": "patients"},
+	} {
+		var out []bson.M
+		err = patients.Aggregate(ctx, bson.A{bson.M{"$set": bson.M{"notes": "PLAINTEXT-via-merge"}}, last}, &out)
+		assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
+		st, err := events.Stages(got.Pipeline)
+		require.NoError(t, err)
+		assert.Equal(t, "PLAINTEXT-via-merge", st[0][0].Value.(bson.M)["notes"], "OBSERVED: sent as plaintext")
+	}
+}
+
+// 15. Encryption ignores Event.Collation. Under a case-insensitive
+// collation MongoDB would match "A@X" to "a@x"; the blind-index lookup
+// silently misses it. (FerretDB has no collation: checked at the listener.)
+func TestEncAttackCollationNotRefused(t *testing.T) {
+	db := srv.Database(t)
+	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	got := capture(bus, events.BeforeQuery)
+	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	ci := &options.Collation{Locale: "en", Strength: 2}
+	_, err = patients.Find(ctx, bson.M{"email": "A@X"}, options.Find().SetCollation(ci))
+	assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
+	assert.NotNil(t, got.Collation)
+}
