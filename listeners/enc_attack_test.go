@@ -80,54 +80,96 @@ func binOf(t testing.TB, raw bson.Raw, field string) primitive.Binary {
 // 1. Confused-deputy decryption oracle. Attacker A has a dump of the
 // database (victim's _id and ciphertexts) and may run an Aggregate through
 // the app on their own documents. A stage that overwrites _id and the
-// encrypted fields with literals makes the app decrypt the victim's values
-// for A: the AAD check passes because _id, collection and field match.
-func TestEncAttackAggregateLiteralDecryptionOracle(t *testing.T) {
+// encrypted fields with literals used to make the app decrypt the victim's
+// values for A. Results of a pipeline with any stage that can change a
+// document are now never decrypted.
+func TestEncDefendAggregateLiteralDecryptionOracle(t *testing.T) {
 	db := srv.Database(t)
-	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	patients, enc := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
 	victim := &Patient{Email: "victim@x", Notes: "victim has HIV", Ward: "victim-ward"}
 	require.NoError(t, patients.Insert(ctx, victim))
 	require.NoError(t, patients.Insert(ctx, &Patient{Email: "mallory@x", Notes: "m", Ward: "mallory"}))
 
 	dump := rawByID(t, db, "patients", victim.ID) // read access to the database
-	// What the attacker sends as an ordinary user: a pipeline on "their" ward.
-	pipeline := bson.A{
-		bson.M{"$match": bson.M{"ward": "mallory"}},
-		bson.M{"$set": bson.M{
-			"_id":   victim.ID,
-			"notes": binOf(t, dump, "notes"),
-			"email": binOf(t, dump, "email"),
-			"birth": binOf(t, dump, "birth"),
-		}},
+	planted := bson.M{
+		"_id":   victim.ID,
+		"notes": binOf(t, dump, "notes"),
+		"email": binOf(t, dump, "email"),
+		"birth": binOf(t, dump, "birth"),
 	}
-	var out []*Patient
-	err := patients.Aggregate(ctx, pipeline, &out)
-	require.NoError(t, err, "OBSERVED: the listener lets the stage through and decrypts the planted ciphertexts")
-	require.Len(t, out, 1)
-	assert.Equal(t, "victim has HIV", out[0].Notes, "OBSERVED: victim's plaintext returned to the attacker")
-	assert.Equal(t, "victim@x", out[0].Email)
-	assert.Equal(t, "mallory", out[0].Ward, "the result is still the attacker's own document")
+	for name, stage := range map[string]bson.M{
+		"$set":       {"$set": planted},
+		"$addFields": {"$addFields": planted},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pipeline := bson.A{bson.M{"$match": bson.M{"ward": "mallory"}}, stage}
+			var out []*Patient
+			err := patients.Aggregate(ctx, pipeline, &out)
+			require.Error(t, err, "the ciphertext is not decrypted, so it cannot decode into a string")
+			assert.NotContains(t, err.Error(), "victim has HIV")
+			for _, p := range out {
+				assert.NotEqual(t, "victim has HIV", p.Notes)
+			}
+			var m []bson.M
+			require.NoError(t, patients.Aggregate(ctx, pipeline, &m))
+			require.Len(t, m, 1)
+			assert.IsType(t, primitive.Binary{}, m[0]["notes"], "bson.M keeps the ciphertext")
+			assert.NotContains(t, fmt.Sprint(m), "victim has HIV")
+		})
+	}
+	// Stages FerretDB cannot run: the result they would give, as AfterLoad
+	// sees it.
+	doc, err := bson.Marshal(bson.D{{Key: "_id", Value: victim.ID}, {Key: "notes", Value: binOf(t, dump, "notes")}})
+	require.NoError(t, err)
+	for name, stage := range map[string]bson.M{
+		"$project literal": {"$project": bson.M{"_id": bson.M{"$literal": victim.ID}, "notes": bson.M{"$literal": binOf(t, dump, "notes")}}},
+		"$project 2":       {"$project": bson.M{"notes": 2}},
+		"$replaceWith":     {"$replaceWith": bson.M{"$literal": planted}},
+		"$replaceRoot":     {"$replaceRoot": bson.M{"newRoot": bson.M{"$literal": planted}}},
+		"$group":           {"$group": bson.M{"_id": bson.M{"$literal": victim.ID}, "notes": bson.M{"$first": bson.M{"$literal": binOf(t, dump, "notes")}}}},
+		"$unset computed":  {"$unset": bson.M{"x": 1}},
+		"$facet":           {"$facet": bson.M{"a": bson.A{bson.M{"$match": bson.M{}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := &events.Event{Type: events.AfterLoad, Op: events.OpAggregate, Collection: "patients",
+				ModelType: patients.Schema().Type, Pipeline: []bson.M{{"$match": bson.M{}}, stage}, Document: doc}
+			require.NoError(t, enc.HandleEvent(ctx, e))
+			assert.Equal(t, bson.Raw(doc), e.Document, "not decrypted")
+		})
+	}
 
-	// Same with a result type that is not T.
-	var m []bson.M
-	require.NoError(t, patients.Aggregate(ctx, pipeline, &m))
-	assert.Equal(t, "victim has HIV", m[0]["notes"])
+	// Pipelines that only select, order and trim stored documents still decrypt.
+	var out []*Patient
+	require.NoError(t, patients.Aggregate(ctx, bson.A{
+		bson.M{"$match": bson.M{"ward": "victim-ward"}}, bson.M{"$sort": bson.M{"_id": 1}}, bson.M{"$skip": 0},
+		bson.M{"$limit": 5}, bson.M{"$project": bson.M{"ward": 0}}, bson.M{"$unset": bson.A{"x"}},
+	}, &out))
+	require.Len(t, out, 1)
+	assert.Equal(t, "victim has HIV", out[0].Notes)
 }
 
 // 1b. Same oracle through a find projection. MongoDB ≥ 4.4 evaluates
-// aggregation expressions ($literal) in find/findAndModify projections; the
-// projection is not part of the BeforeQuery event, so nothing inspects it.
-// FerretDB does not evaluate it: this only checks the listener is blind to it.
-func TestEncAttackFindProjectionNotInspected(t *testing.T) {
+// aggregation expressions ($literal) in find/findAndModify projections: on
+// a model with encrypted fields only inclusion and exclusion are allowed.
+func TestEncDefendFindProjectionInspected(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
-	got := capture(bus, events.BeforeQuery)
+	capture(bus, events.BeforeQuery)
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	proj := bson.M{"_id": bson.M{"$literal": primitive.NewObjectID()}, "notes": bson.M{"$literal": primitive.Binary{Subtype: 0x8E, Data: []byte{1}}}}
 	_, err = patients.Find(ctx, bson.M{"ward": "mallory"}, options.Find().SetProjection(proj))
-	assert.ErrorIs(t, err, errCaptured, "OBSERVED: a projection that plants _id and ciphertexts reaches the server")
-	assert.Nil(t, got.Sort)
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	_, err = patients.FindOne(ctx, bson.M{"ward": "mallory"}, options.FindOne().SetProjection(bson.M{"ward": bson.M{"$slice": 1}}))
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	_, err = patients.FindOneAndUpdate(ctx, bson.M{"ward": "mallory"}, bson.M{"$set": bson.M{"ward": "m"}},
+		options.FindOneAndUpdate().SetProjection(bson.M{"_id": "$ward"}))
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	// Inclusion and exclusion pass.
+	for _, p := range []any{bson.M{"notes": 1, "_id": true}, bson.D{{Key: "ward", Value: 0}, {Key: "birth", Value: false}, {Key: "x", Value: 1.0}}} {
+		_, err = patients.Find(ctx, bson.M{"ward": "mallory"}, options.Find().SetProjection(p))
+		assert.ErrorIs(t, err, errCaptured, "%v", p)
+	}
 }
 
 // 2. Blind indexes are not authenticated and not checked on read. With
@@ -500,7 +542,8 @@ func TestEncHeldRefusals(t *testing.T) {
 
 // 1c. The oracle of 1 across tenants: Tenancy pins the pipeline to A's
 // tenant, the planted _id and ciphertext come from another tenant's dump.
-func TestEncAttackAggregateOracleAcrossTenants(t *testing.T) {
+// The result is not decrypted.
+func TestEncDefendAggregateOracleAcrossTenants(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
 	bus.Register(listeners.NewTenancy())
@@ -513,10 +556,12 @@ func TestEncAttackAggregateOracleAcrossTenants(t *testing.T) {
 	dump := rawByID(t, db, r.Collection().Name(), v.ID)
 	var out []*TPatient
 	err = r.Aggregate(asMallory, bson.A{bson.M{"$set": bson.M{"_id": v.ID, "notes": binOf(t, dump, "notes")}}}, &out)
-	require.NoError(t, err)
-	require.Len(t, out, 1)
-	assert.Equal(t, "victim org's secret", out[0].Notes, "OBSERVED: another tenant's plaintext")
-	assert.Equal(t, "mallory-org", out[0].Tenant)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "victim org's secret")
+	var m []bson.M
+	require.NoError(t, r.Aggregate(asMallory, bson.A{bson.M{"$set": bson.M{"_id": v.ID, "notes": binOf(t, dump, "notes")}}}, &m))
+	require.Len(t, m, 1)
+	assert.IsType(t, primitive.Binary{}, m[0]["notes"])
 }
 
 // 14. Aggregate with $merge/$out (allowed by Encryption) writes whatever

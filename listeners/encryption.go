@@ -185,7 +185,7 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
 		}
 	case events.AfterLoad:
-		if e.Document != nil {
+		if e.Document != nil && (e.Op != events.OpAggregate || preservesDocuments(e.Pipeline)) {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:

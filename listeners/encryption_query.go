@@ -39,6 +39,9 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 	if err := p.checkSort(e.Sort); err != nil {
 		return err
 	}
+	if e.Projection != nil && !fieldSelection(e.Projection) {
+		return fmt.Errorf("listeners: a projection that computes values (MongoDB 4.4+ evaluates expressions such as $literal in it) on a model with encrypted fields: only inclusion and exclusion (0, 1, true, false) are allowed: %w", ErrEncryptedField)
+	}
 	if e.Filter != nil {
 		f, changed, err := x.filter(p, e.Collection, e.Filter, 0)
 		if err != nil {
@@ -434,4 +437,84 @@ func (p *encPlan) any() *model.EncryptedField {
 		return f
 	}
 	return nil
+}
+
+// preservesDocuments reports whether every stage of pipeline passes stored
+// documents through unchanged, but for fields it drops: $match, $sort,
+// $skip, $limit, $sample, and $project and $unset that only include or
+// exclude fields. Only the results of such pipelines are decrypted: any
+// other stage can plant a value, an _id, a collection's ciphertext in a
+// result, and decrypting it would make the application an oracle for
+// ciphertexts taken from a dump.
+func preservesDocuments(pipeline any) bool {
+	st, err := events.Stages(pipeline)
+	if err != nil {
+		return false
+	}
+	for _, s := range st {
+		if len(s) != 1 {
+			return false
+		}
+		switch s[0].Key {
+		case "$match", "$sort", "$skip", "$limit", "$sample":
+		case "$project":
+			if !fieldSelection(s[0].Value) {
+				return false
+			}
+		case "$unset":
+			if !fieldNames(s[0].Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fieldSelection reports whether projection only includes or excludes
+// fields: every value is 0, 1, true or false.
+func fieldSelection(projection any) bool {
+	d, err := events.ToD(projection)
+	if err != nil {
+		return false
+	}
+	for _, e := range d {
+		v, err := encodeValue(e.Value)
+		if err != nil {
+			return false
+		}
+		switch v.Type {
+		case bson.TypeBoolean:
+		case bson.TypeInt32, bson.TypeInt64:
+			if n, _ := v.AsInt64OK(); n != 0 && n != 1 {
+				return false
+			}
+		case bson.TypeDouble:
+			if f := v.Double(); f != 0 && f != 1 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fieldNames reports whether v, the value of an $unset stage, is a field
+// name or an array of them.
+func fieldNames(v any) bool {
+	if _, ok := v.(string); ok {
+		return true
+	}
+	a, err := arrayValues(v)
+	if err != nil {
+		return false
+	}
+	for _, e := range a {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
 }
