@@ -248,11 +248,12 @@ func rawValueOf(t testing.TB, v any) bson.RawValue {
 
 // 5. Encryption is "after every other listener" only among non-policies. A
 // policy registered after it (same Order, later registration, or a higher
-// Order) runs after it and its values are written in plaintext / its
-// filters are not rewritten. Encryption has no Check to fail closed.
-func TestEncAttackPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
+// Order) runs after it. Encryption's Check, which runs after every
+// listener, refuses what such a policy leaves in plaintext or unrewritten.
+func TestEncDefendPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
+	var mode string
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		switch e.Type {
 		case events.BeforeSave:
@@ -260,7 +261,12 @@ func TestEncAttackPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			d = append(d, bson.E{Key: "notes", Value: "PLAINTEXT-from-policy"})
+			switch mode {
+			case "plaintext":
+				d = append(d, bson.E{Key: "notes", Value: "PLAINTEXT-from-policy"})
+			case "bidx":
+				d = append(d, bson.E{Key: "email_bidx", Value: primitive.Binary{Data: bytes.Repeat([]byte{7}, 16)}})
+			}
 			e.Document, err = bson.Marshal(dedupe(d))
 			return err
 		case events.BeforeUpdate:
@@ -268,22 +274,57 @@ func TestEncAttackPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := u.Add("$set", "email", "PLAINTEXT-update@x"); err != nil {
+			switch mode {
+			case "plaintext":
+				err = u.Add("$set", "email", "PLAINTEXT-update@x")
+			case "bidx":
+				err = u.Add("$set", "email_bidx", primitive.Binary{Data: bytes.Repeat([]byte{7}, 16)})
+			}
+			if err != nil {
 				return err
 			}
 			e.Update = u.Value()
+		case events.BeforeQuery:
+			if mode == "plaintext" && e.Filter != nil {
+				e.Filter = events.And(e.Filter, bson.E{Key: "email", Value: "PLAINTEXT-query@x"})
+			}
+			if mode == "plaintext" && e.Pipeline != nil {
+				st, err := events.Stages(e.Pipeline)
+				if err != nil {
+					return err
+				}
+				e.Pipeline = append(st, bson.D{{Key: "$match", Value: bson.M{"notes": "PLAINTEXT"}}})
+			}
 		}
 		return nil
-	}), events.On(events.BeforeSave, events.BeforeUpdate), events.AsPolicy())
+	}), events.On(events.BeforeSave, events.BeforeUpdate, events.BeforeQuery), events.AsPolicy())
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	p := &Patient{Email: "e@x", Notes: "n"}
-	require.NoError(t, patients.Insert(ctx, p), "OBSERVED: accepted")
-	_, err = patients.UpdateOne(ctx, bson.M{"_id": p.ID}, bson.M{"$set": bson.M{"ward": "w"}})
+	require.NoError(t, patients.Insert(ctx, p), "a later policy that leaves the encryption alone is fine")
+	_, err = patients.UpdateOne(ctx, bson.M{"_id": p.ID}, bson.M{"$set": bson.M{"ward": "w", "email": "f@x"}})
 	require.NoError(t, err)
+
+	for _, m := range []string{"plaintext", "bidx"} {
+		mode = m
+		err = patients.Insert(ctx, &Patient{Email: "e2@x", Notes: "n"})
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, m)
+		_, err = patients.UpdateOne(ctx, bson.M{"_id": p.ID}, bson.M{"$set": bson.M{"ward": "w2"}})
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, m)
+	}
+	mode = "plaintext"
+	_, err = patients.Find(ctx, bson.M{"ward": "w"})
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	var out []bson.M
+	assert.ErrorIs(t, patients.Aggregate(ctx, bson.A{bson.M{"$match": bson.M{"ward": "w"}}}, &out), listeners.ErrEncryptedField)
+
+	mode = ""
 	raw := rawByID(t, db, "patients", p.ID)
-	assert.Equal(t, "PLAINTEXT-from-policy", raw.Lookup("notes").StringValue(), "OBSERVED: plaintext stored")
-	assert.Equal(t, "PLAINTEXT-update@x", raw.Lookup("email").StringValue(), "OBSERVED: plaintext stored")
+	assert.Equal(t, listeners.EncryptedSubtype, binOf(t, raw, "notes").Subtype)
+	assert.Equal(t, listeners.EncryptedSubtype, binOf(t, raw, "email").Subtype)
+	n, err := patients.Count(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "nothing refused was written")
 }
 
 func dedupe(d bson.D) bson.D {
@@ -457,17 +498,20 @@ func TestEncAttackReencryptLaundersCopiedUnboundValue(t *testing.T) {
 	assert.Equal(t, byte(1), payload(t, rawByID(t, db, "patients", b.ID), "notes")[1], "now bound to b")
 }
 
-// 13. $set of a path under the blind-index field is not refused: a user can
+// 13. $set of a path under the blind-index field is refused: a user could
 // plant a bogus email_bidx document in documents without an email.
-func TestEncAttackSetUnderBlindIndexPath(t *testing.T) {
+func TestEncDefendSetUnderBlindIndexPath(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
-	got := capture(bus, events.BeforeUpdate)
+	capture(bus, events.BeforeUpdate)
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
-	_, err = patients.UpdateOne(ctx, bson.M{"ward": "w"}, bson.M{"$set": bson.M{"email_bidx.x": 1}})
-	assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
-	_ = got
+	for _, u := range []bson.M{{"$set": bson.M{"email_bidx.x": 1}}, {"$unset": bson.M{"email_bidx.x": ""}}, {"$inc": bson.M{"email_bidx.0": 1}}} {
+		_, err = patients.UpdateOne(ctx, bson.M{"ward": "w"}, u)
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, "%v", u)
+	}
+	_, err = patients.UpdateOne(ctx, bson.M{"ward": "w"}, bson.M{"$set": bson.M{"email_bidxy": 1}})
+	assert.ErrorIs(t, err, errCaptured, "another field that only starts with the name")
 }
 
 // Held: tampering with the stored format.

@@ -31,16 +31,8 @@ func (p *encPlan) lookup(path string) (*model.EncryptedField, bool) {
 // query rewrites or refuses what a BeforeQuery event would send: its
 // filter, its pipeline, its sort and the field of a Distinct.
 func (x *Encryption) query(p *encPlan, e *events.Event) error {
-	if e.Field != "" {
-		if f, _ := p.lookup(e.Field); f != nil {
-			return refuseEncrypted(f.BSON, "Distinct")
-		}
-	}
-	if err := p.checkSort(e.Sort); err != nil {
+	if err := p.checkOptions(e); err != nil {
 		return err
-	}
-	if e.Projection != nil && !fieldSelection(e.Projection) {
-		return fmt.Errorf("listeners: a projection that computes values (MongoDB 4.4+ evaluates expressions such as $literal in it) on a model with encrypted fields: only inclusion and exclusion (0, 1, true, false) are allowed: %w", ErrEncryptedField)
 	}
 	if e.Filter != nil {
 		f, changed, err := x.filter(p, e.Collection, e.Filter, 0)
@@ -52,13 +44,30 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 		}
 	}
 	if e.Pipeline != nil {
-		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0)
+		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0, false)
 		if err != nil {
 			return err
 		}
 		if changed {
 			e.Pipeline = st
 		}
+	}
+	return nil
+}
+
+// checkOptions refuses what a query's options and Distinct's field ask of
+// an encrypted field, or a projection that computes values.
+func (p *encPlan) checkOptions(e *events.Event) error {
+	if e.Field != "" {
+		if f, _ := p.lookup(e.Field); f != nil {
+			return refuseEncrypted(f.BSON, "Distinct")
+		}
+	}
+	if err := p.checkSort(e.Sort); err != nil {
+		return err
+	}
+	if e.Projection != nil && !fieldSelection(e.Projection) {
+		return fmt.Errorf("listeners: a projection that computes values (MongoDB 4.4+ evaluates expressions such as $literal in it) on a model with encrypted fields: only inclusion and exclusion (0, 1, true, false) are allowed: %w", ErrEncryptedField)
 	}
 	return nil
 }
@@ -116,14 +125,9 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 			}
 			out = append(out, bson.E{Key: el.Key, Value: nc})
 			continue
-		case "$expr", "$jsonSchema":
-			if f := p.refersTo(el.Value, 0); f != nil {
-				return nil, false, refuseEncrypted(f.BSON, el.Key)
-			}
-		case "$where":
-			if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
-				return nil, false, refuseEncrypted(f.BSON, el.Key)
-			}
+		}
+		if err := p.checkFilterOperator(el); err != nil {
+			return nil, false, err
 		}
 		f, exact := p.lookup(el.Key)
 		switch {
@@ -146,6 +150,22 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 		out = bson.D{{Key: "$and", Value: append(bson.A{out}, extra...)}}
 	}
 	return out, changed, nil
+}
+
+// checkFilterOperator refuses a top-level filter operator that reads an
+// encrypted field.
+func (p *encPlan) checkFilterOperator(el bson.E) error {
+	switch el.Key {
+	case "$expr", "$jsonSchema":
+		if f := p.refersTo(el.Value, 0); f != nil {
+			return refuseEncrypted(f.BSON, el.Key)
+		}
+	case "$where":
+		if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
+			return refuseEncrypted(f.BSON, el.Key)
+		}
+	}
+	return nil
 }
 
 // condition rewrites the condition cond on f. It returns the conditions
@@ -295,8 +315,9 @@ func (b blindEq) MarshalJSON() ([]byte, error) {
 // pipeline rewrites the $match stages of an aggregation pipeline as
 // filters, refuses a $sort on an encrypted field, and refuses any stage
 // that reads one ("$email", $$ROOT), since it would compute on
-// ciphertexts. $facet's pipelines are checked the same way.
-func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) ([]bson.D, bool, error) {
+// ciphertexts. $facet's pipelines are checked the same way. When final
+// (Check), it changes nothing and refuses a $match that was not rewritten.
+func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, final bool) ([]bson.D, bool, error) {
 	if depth > maxEncDepth {
 		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
 	}
@@ -311,11 +332,15 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) 
 			var ch bool
 			switch s.Key {
 			case "$match":
-				v, ch, err = x.filter(p, coll, s.Value, 0)
+				if final {
+					err = p.checkFilter(s.Value, 0)
+				} else {
+					v, ch, err = x.filter(p, coll, s.Value, 0)
+				}
 			case "$sort":
 				err = p.checkSort(s.Value)
 			case "$facet":
-				v, ch, err = x.facet(p, coll, s.Value, depth)
+				v, ch, err = x.facet(p, coll, s.Value, depth, final)
 			default:
 				err = p.checkStage(s)
 			}
@@ -335,14 +360,14 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) 
 	return stages, changed, nil
 }
 
-func (x *Encryption) facet(p *encPlan, coll string, value any, depth int) (bson.D, bool, error) {
+func (x *Encryption) facet(p *encPlan, coll string, value any, depth int, final bool) (bson.D, bool, error) {
 	d, err := events.ToD(value)
 	if err != nil {
 		return nil, false, err
 	}
 	out, changed := make(bson.D, len(d)), false
 	for i, f := range d {
-		st, ch, err := x.pipeline(p, coll, f.Value, depth+1)
+		st, ch, err := x.pipeline(p, coll, f.Value, depth+1, final)
 		if err != nil {
 			return nil, false, fmt.Errorf("$facet %s: %w", f.Key, err)
 		}

@@ -49,6 +49,9 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 			if err := p.checkRename(op.Key, fe); err != nil {
 				return nil, err
 			}
+			if bf, exact := p.blindIndexAt(fe.Key); bf != nil && !exact {
+				return nil, refuseEncrypted(bf.BSON, op.Key+" of a path under its blind index "+fe.Key)
+			}
 			if bf, ok := p.bidx[fe.Key]; ok {
 				if be, ok := fe.Value.(blindEq); ok && op.Key == "$setOnInsert" {
 					seeds[bf] = be.plain
