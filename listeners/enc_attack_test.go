@@ -172,11 +172,11 @@ func TestEncDefendFindProjectionInspected(t *testing.T) {
 	}
 }
 
-// 2. Blind indexes are not authenticated and not checked on read. With
-// write access, A copies the blind index of "mallory@x" into the victim's
-// document; a lookup by mallory's email then silently returns the victim's
-// record (account takeover in "log in by verified email" flows).
-func TestEncAttackBlindIndexSwapSilentlyReturnsOtherDocument(t *testing.T) {
+// 2. Blind indexes are not authenticated. With write access, A copies the
+// blind index of "mallory@x" into the victim's document; a lookup by
+// mallory's email would return the victim's record. Reads now recompute
+// the blind index of every decrypted eq field and compare.
+func TestEncDefendBlindIndexSwapDetected(t *testing.T) {
 	db := srv.Database(t)
 	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
 	victim := &Patient{Email: "victim@x", Notes: "victim notes"}
@@ -191,9 +191,18 @@ func TestEncAttackBlindIndexSwapSilentlyReturnsOtherDocument(t *testing.T) {
 	require.NoError(t, err)
 
 	p, err := patients.FindOne(ctx, bson.M{"email": "mallory@x"})
-	require.NoError(t, err, "OBSERVED: no ErrDecrypt although email_bidx does not match the decrypted email")
-	assert.Equal(t, victim.ID, p.ID)
-	assert.Equal(t, "victim@x", p.Email, "OBSERVED: asked for mallory@x, got the victim's record")
+	requireDecryptError(t, err, victim.ID, "email")
+	assert.Nil(t, p)
+	var m []bson.M
+	err = patients.Aggregate(ctx, bson.A{bson.M{"$match": bson.M{"email": "mallory@x"}}}, &m)
+	requireDecryptError(t, err, victim.ID, "email")
+	_, err = c.UpdateByID(ctx, victim.ID, bson.M{"$set": bson.M{"email_bidx": "not binary"}})
+	require.NoError(t, err)
+	_, err = patients.FindByID(ctx, victim.ID)
+	requireDecryptError(t, err, victim.ID, "email")
+	// Projected out: not checked.
+	_, err = patients.FindByID(ctx, victim.ID, options.FindOne().SetProjection(bson.M{"email_bidx": 0}))
+	require.NoError(t, err)
 }
 
 // 3. _id binding uses the BSON type of the filter's _id; MongoDB compares
