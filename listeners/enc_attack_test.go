@@ -225,9 +225,10 @@ func TestEncAttackDoubleIDFilterCorruptsDocument(t *testing.T) {
 }
 
 // 4. An operator document of a map type other than bson.M / map[string]any
-// (or a struct) is taken as a whole-value equality and hashed: the query
-// silently returns nothing, where MongoDB would apply the operator.
-func TestEncAttackOperatorMapTypesSilentlyEmpty(t *testing.T) {
+// (or a struct, a bson.RawValue, a []bson.E) used to be taken as a
+// whole-value equality and hashed: silently empty results. Every document
+// shape is now read as operators, and refused as MongoDB would apply them.
+func TestEncDefendOperatorMapTypesRefused(t *testing.T) {
 	db := srv.Database(t)
 	patients, _ := encrypted[*Patient](t, db, listeners.Keys{{ID: "k", Secret: secret(t)}})
 	require.NoError(t, patients.InsertMany(ctx, []*Patient{{Email: "a@x"}, {Email: "b@x"}}))
@@ -239,12 +240,30 @@ func TestEncAttackOperatorMapTypesSilentlyEmpty(t *testing.T) {
 			Gt string `bson:"$gt"`
 		}{"a"}},
 		"bson.RawValue of a $ne":    bson.M{"email": rawValueOf(t, bson.M{"$ne": "a@x"})},
+		"bson.Raw of a $ne":         bson.M{"email": rawValueOf(t, bson.M{"$ne": "a@x"}).Document()},
+		"[]bson.E of a $ne":         bson.M{"email": []bson.E{{Key: "$ne", Value: "a@x"}}},
 		"map[string]string in $and": bson.M{"$and": bson.A{bson.M{"email": map[string]string{"$ne": "a@x"}}}},
+		"mixed operators and field": bson.M{"email": bson.D{{Key: "$eq", Value: "a@x"}, {Key: "x", Value: 1}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ps, err := patients.Find(ctx, filter)
-			assert.NoError(t, err, "OBSERVED: no ErrEncryptedField")
-			assert.Empty(t, ps, "OBSERVED: silently empty; MongoDB semantics give b@x")
+			assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+			assert.Empty(t, ps)
+		})
+	}
+	// The same shapes with $eq / $in still work.
+	for name, filter := range map[string]any{
+		"map[string]string $eq":   bson.M{"email": map[string]string{"$eq": "b@x"}},
+		"map[string][]string $in": bson.M{"email": map[string][]string{"$in": {"b@x"}}},
+		"bson.RawValue $in":       bson.M{"email": rawValueOf(t, bson.M{"$in": bson.A{"b@x"}})},
+		"[]bson.E $eq":            bson.M{"email": []bson.E{{Key: "$eq", Value: "b@x"}}},
+		"bson.RawValue value":     bson.M{"email": rawValueOf(t, "b@x")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ps, err := patients.Find(ctx, filter)
+			require.NoError(t, err)
+			require.Len(t, ps, 1)
+			assert.Equal(t, "b@x", ps[0].Email)
 		})
 	}
 }
@@ -374,13 +393,13 @@ func TestEncAttackLoggingShowsRefusedPlaintext(t *testing.T) {
 	assert.Contains(t, buf.String(), "SECRET-pipe@x", "OBSERVED")
 }
 
-// 7. Pipelines and filters that read an encrypted field but pass the
-// listener (checked with a capturing policy after Encryption; on MongoDB
-// they compute on ciphertexts: silent empty/full/wrongly-ordered results).
-func TestEncAttackReadsThatPassTheListener(t *testing.T) {
+// 7. Pipelines and filters that read an encrypted field by a computed name,
+// in JavaScript, in a sortBy, a join or a sub-pipeline's $match: refused
+// (on MongoDB they would compute on ciphertexts: silent wrong results).
+func TestEncDefendReadsRefused(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
-	got := capture(bus, events.BeforeQuery)
+	capture(bus, events.BeforeQuery)
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	pipes := map[string]bson.A{
@@ -392,12 +411,16 @@ func TestEncAttackReadsThatPassTheListener(t *testing.T) {
 		"$unionWith $match":            {bson.M{"$unionWith": bson.M{"coll": "patients", "pipeline": bson.A{bson.M{"$match": bson.M{"notes": bson.M{"$regex": "^a"}}}}}}},
 		"$lookup foreignField":         {bson.M{"$lookup": bson.M{"from": "patients", "localField": "ward", "foreignField": "email", "as": "j"}}},
 		"$graphLookup restrictSearch":  {bson.M{"$graphLookup": bson.M{"from": "patients", "startWith": "$ward", "connectFromField": "ward", "connectToField": "ward", "as": "j", "restrictSearchWithMatch": bson.M{"email": "a@x"}}}},
+		"$graphLookup connectToField":  {bson.M{"$graphLookup": bson.M{"from": "patients", "startWith": "$ward", "connectFromField": "ward", "connectToField": "email", "as": "j"}}},
+		"$function":                    {bson.M{"$addFields": bson.M{"x": bson.M{"$function": bson.M{"body": "function(a){return a}", "args": bson.A{"$ward"}, "lang": "js"}}}}},
+		"$accumulator":                 {bson.M{"$group": bson.M{"_id": nil, "x": bson.M{"$accumulator": bson.M{"init": "function(){return 0}"}}}}},
+		"$facet with $getField":        {bson.M{"$facet": bson.M{"a": bson.A{bson.M{"$project": bson.M{"x": bson.M{"$getField": "ward"}}}}}}},
 	}
 	for name, p := range pipes {
 		t.Run("pipeline "+name, func(t *testing.T) {
 			var out []bson.M
 			err := patients.Aggregate(ctx, p, &out)
-			assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused with ErrEncryptedField")
+			assert.ErrorIs(t, err, listeners.ErrEncryptedField)
 		})
 	}
 	filters := map[string]any{
@@ -405,14 +428,23 @@ func TestEncAttackReadsThatPassTheListener(t *testing.T) {
 		"$jsonSchema enum":                bson.M{"$jsonSchema": bson.M{"properties": bson.M{"email": bson.M{"enum": bson.A{"a@x"}}}}},
 		"$where with concatenated name":   bson.M{"$where": "this['em'+'ail'] == 'a@x'"},
 		"$expr $getField":                 bson.M{"$expr": bson.M{"$gt": bson.A{bson.M{"$getField": bson.M{"$literal": "notes"}}, "m"}}},
+		"$getField in $or":                bson.M{"$or": bson.A{bson.M{"$expr": bson.M{"$getField": "x"}}}},
 	}
 	for name, f := range filters {
 		t.Run("filter "+name, func(t *testing.T) {
 			_, err := patients.Find(ctx, f)
-			assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused with ErrEncryptedField")
+			assert.ErrorIs(t, err, listeners.ErrEncryptedField)
 		})
 	}
-	_ = got
+	// What does not touch encrypted fields still passes.
+	for name, p := range map[string]bson.A{
+		"sortBy ward":          {bson.M{"$setWindowFields": bson.M{"sortBy": bson.M{"ward": 1}, "output": bson.M{"r": bson.M{"$rank": bson.M{}}}}}},
+		"$lookup on ward":      {bson.M{"$lookup": bson.M{"from": "patients", "localField": "ward", "foreignField": "ward", "as": "j"}}},
+		"sub-pipeline $exists": {bson.M{"$unionWith": bson.M{"coll": "patients", "pipeline": bson.A{bson.M{"$match": bson.M{"ward": "w", "email": bson.M{"$exists": true}}}}}}},
+	} {
+		var out []bson.M
+		assert.ErrorIs(t, patients.Aggregate(ctx, p, &out), errCaptured, name)
+	}
 }
 
 // 8. fmt with %+v / %v of *Encryption prints its unexported indexKey: the
@@ -617,41 +649,46 @@ func TestEncDefendAggregateOracleAcrossTenants(t *testing.T) {
 	assert.IsType(t, primitive.Binary{}, m[0]["notes"])
 }
 
-// 14. Aggregate with $merge/$out (allowed by Encryption) writes whatever
-// the pipeline computes: plaintext set by a $set stage, or another
-// document's ciphertext, lands in encrypted fields of stored documents.
-// FerretDB implements neither stage: checked at the listener (a capturing
-// policy after Encryption sees the stage unchanged); not executed on MongoDB.
-func TestEncAttackAggregateMergeWritesPlaintext(t *testing.T) {
+// 14. Aggregate with $merge/$out would write whatever the pipeline
+// computes, plaintext set by a $set stage or another document's
+// ciphertext, into encrypted fields of stored documents: refused.
+func TestEncDefendAggregateMergeRefused(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
-	got := capture(bus, events.BeforeQuery)
+	capture(bus, events.BeforeQuery)
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	for _, last := range []bson.M{
 		{"$merge": bson.M{"into": "patients", "on": "_id", "whenMatched": "merge"}},
+		{"$merge": "other"},
 		{"$out": "patients"},
 	} {
 		var out []bson.M
 		err = patients.Aggregate(ctx, bson.A{bson.M{"$set": bson.M{"notes": "PLAINTEXT-via-merge"}}, last}, &out)
-		assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
-		st, err := events.Stages(got.Pipeline)
-		require.NoError(t, err)
-		assert.Equal(t, "PLAINTEXT-via-merge", st[0][0].Value.(bson.M)["notes"], "OBSERVED: sent as plaintext")
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, "%v", last)
+		err = patients.Aggregate(ctx, bson.A{bson.M{"$match": bson.M{"ward": "w"}}, last}, &out)
+		assert.ErrorIs(t, err, listeners.ErrEncryptedField, "%v", last)
 	}
 }
 
-// 15. Encryption ignores Event.Collation. Under a case-insensitive
-// collation MongoDB would match "A@X" to "a@x"; the blind-index lookup
-// silently misses it. (FerretDB has no collation: checked at the listener.)
-func TestEncAttackCollationNotRefused(t *testing.T) {
+// 15. Under a case-insensitive collation MongoDB would match "A@X" to
+// "a@x"; the blind-index lookup would silently miss it. A non-simple
+// collation on a query that compares an encrypted field is refused.
+func TestEncDefendCollationRefused(t *testing.T) {
 	db := srv.Database(t)
 	bus, _ := encBus(t, listeners.Keys{{ID: "k", Secret: secret(t)}})
-	got := capture(bus, events.BeforeQuery)
+	capture(bus, events.BeforeQuery)
 	patients, err := repo.New[*Patient](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	ci := &options.Collation{Locale: "en", Strength: 2}
 	_, err = patients.Find(ctx, bson.M{"email": "A@X"}, options.Find().SetCollation(ci))
-	assert.ErrorIs(t, err, errCaptured, "OBSERVED: not refused")
-	assert.NotNil(t, got.Collation)
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	var out []bson.M
+	err = patients.Aggregate(ctx, bson.A{bson.M{"$match": bson.M{"email": "A@X"}}}, &out, options.Aggregate().SetCollation(ci))
+	assert.ErrorIs(t, err, listeners.ErrEncryptedField)
+	// Queries not on an encrypted field, and the simple collation, pass.
+	_, err = patients.Find(ctx, bson.M{"ward": "W"}, options.Find().SetCollation(ci))
+	assert.ErrorIs(t, err, errCaptured)
+	_, err = patients.Find(ctx, bson.M{"email": "a@x"}, options.Find().SetCollation(&options.Collation{Locale: "simple"}))
+	assert.ErrorIs(t, err, errCaptured)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -16,7 +17,7 @@ import (
 // encrypted field that a listener running after Encryption (a policy
 // registered later, or of a higher Order) left or put back.
 func errLeftBehind(field, what string) error {
-	return fmt.Errorf("listeners: encryption check: %s on encrypted field %q after Encryption ran (a later policy changed it): %w", what, field, ErrEncryptedField)
+	return fmt.Errorf("listeners: %s on encrypted field %q, which the encryption did not rewrite (in a sub-pipeline, or put there by a policy that ran after it): %w", what, field, ErrEncryptedField)
 }
 
 // Check verifies, once every listener of a Before* event has run, policies
@@ -95,10 +96,20 @@ func (x *Encryption) checkQuery(p *encPlan, e *events.Event) error {
 		if err := p.checkFilter(e.Filter, 0); err != nil {
 			return err
 		}
+		if mentions(p, e.Filter) {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
+		}
 	}
 	if e.Pipeline != nil {
 		if _, _, err := x.pipeline(p, e.Collection, e.Pipeline, 0, true); err != nil {
 			return err
+		}
+		if mentions(p, e.Pipeline) {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -114,6 +125,11 @@ func (p *encPlan) checkFilter(filter any, depth int) error {
 	d, err := events.ToD(filter)
 	if err != nil {
 		return err
+	}
+	if depth == 0 {
+		if err := p.refuseForbidden(d); err != nil {
+			return err
+		}
 	}
 	for _, el := range d {
 		switch el.Key {
@@ -139,7 +155,10 @@ func (p *encPlan) checkFilter(filter any, depth int) error {
 		case !exact:
 			return errLeftBehind(f.BSON, "a condition on the sub-field "+el.Key)
 		}
-		ops, isOps := queryOperators(el.Value)
+		ops, isOps, err := queryOperators(el.Value)
+		if err != nil {
+			return err
+		}
 		if !isOps {
 			return errLeftBehind(f.BSON, "an unrewritten equality")
 		}
@@ -259,4 +278,27 @@ func isCiphertext(v any) bool {
 func isBlindIndexValue(v any) bool {
 	b, ok := v.(primitive.Binary)
 	return ok && b.Subtype == bson.TypeBinaryGeneric && len(b.Data) == BlindIndexLen && !bytes.Equal(b.Data, make([]byte, BlindIndexLen))
+}
+
+// mentions reports whether v, a final filter or pipeline, names an
+// encrypted field or a blind index as a key anywhere.
+func mentions(p *encPlan, v any) bool {
+	var raw bson.Raw
+	var err error
+	if st, serr := events.Stages(v); serr == nil && events.IsPipeline(v) {
+		raw, err = bsonio.Marshal(registry, bson.D{{Key: "p", Value: st}})
+	} else {
+		raw, err = bsonio.Marshal(registry, v)
+	}
+	if err != nil {
+		return true
+	}
+	names := make([]string, 0, 2*len(p.fields))
+	for name, f := range p.fields {
+		names = append(names, name)
+		if f.Eq {
+			names = append(names, f.BlindIndex())
+		}
+	}
+	return keyIn(raw, names, 0) != ""
 }

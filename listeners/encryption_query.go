@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -40,6 +41,9 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 			return err
 		}
 		if changed {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
 			e.Filter = f
 		}
 	}
@@ -49,6 +53,9 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 			return err
 		}
 		if changed {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
 			e.Pipeline = st
 		}
 	}
@@ -101,6 +108,11 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 	d, err := events.ToD(filter)
 	if err != nil {
 		return nil, false, err
+	}
+	if depth == 0 {
+		if err := p.refuseForbidden(d); err != nil {
+			return nil, false, err
+		}
 	}
 	out := make(bson.D, 0, len(d))
 	var extra bson.A
@@ -172,7 +184,10 @@ func (p *encPlan) checkFilterOperator(el bson.E) error {
 // to put in its place and, for a test for null (which MongoDB also
 // matches on a missing field), a clause to AND to the filter instead.
 func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (bson.D, bson.D, error) {
-	ops, isOps := queryOperators(cond)
+	ops, isOps, err := queryOperators(cond)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !isOps {
 		ops = bson.D{{Key: "$eq", Value: cond}}
 	}
@@ -247,22 +262,63 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 }
 
 // queryOperators returns cond's operators when cond is a document of query
-// operators ({$gt: 1}), as opposed to a value compared whole.
-func queryOperators(cond any) (bson.D, bool) {
-	switch cond.(type) {
-	case bson.D, bson.M, map[string]any, bson.Raw:
-		d, err := events.ToD(cond)
-		if err == nil && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
-			return d, true
+// operators ({$gt: 1}), as opposed to a value compared whole. Documents of
+// every shape count: bson.D, maps of any value type, structs, bson.Raw,
+// bson.RawValue, []bson.E. A document that mixes operators and fields, or
+// that cannot be read, is an error, so that no condition is mistaken for a
+// value and silently hashed.
+func queryOperators(cond any) (bson.D, bool, error) {
+	var d bson.D
+	var err error
+	switch c := cond.(type) {
+	case nil, string, bool, int, int32, int64, float64, primitive.ObjectID, primitive.DateTime, primitive.Binary,
+		primitive.Decimal128, primitive.Regex, *primitive.Regex, []byte:
+		return nil, false, nil
+	case bson.D:
+		d = c
+	case []bson.E:
+		d = bson.D(c)
+	case bson.Raw:
+		d, err = events.ToD(c)
+	case bson.RawValue:
+		if c.Type != bson.TypeEmbeddedDocument {
+			return nil, false, nil
+		}
+		d, err = events.ToD(c.Document())
+	default:
+		rv := reflect.ValueOf(cond)
+		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+		if k := rv.Kind(); k != reflect.Map && k != reflect.Struct {
+			return nil, false, nil
+		}
+		d, err = events.ToD(cond)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("listeners: a condition of type %T on an encrypted field: %w: %w", cond, ErrEncryptedField, err)
+	}
+	ops := 0
+	for _, e := range d {
+		if strings.HasPrefix(e.Key, "$") {
+			ops++
 		}
 	}
-	return nil, false
+	switch {
+	case ops == 0:
+		return nil, false, nil
+	case ops < len(d):
+		return nil, false, fmt.Errorf("listeners: a condition of type %T mixes operators and fields: %w", cond, ErrEncryptedField)
+	}
+	return d, true, nil
 }
 
 func isRegexValue(v any) bool {
-	switch v.(type) {
+	switch r := v.(type) {
 	case primitive.Regex, *primitive.Regex:
 		return true
+	case bson.RawValue:
+		return r.Type == bson.TypeRegex
 	}
 	return false
 }
@@ -274,6 +330,20 @@ func arrayValues(v any) ([]any, error) {
 		return a, nil
 	case []any:
 		return a, nil
+	case bson.RawValue:
+		arr, ok := a.ArrayOK()
+		if !ok {
+			return nil, fmt.Errorf("%v is not an array: %w", a.Type, events.ErrBadDocument)
+		}
+		vals, err := arr.Values()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(vals))
+		for i, v := range vals {
+			out[i] = v
+		}
+		return out, nil
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
@@ -341,6 +411,8 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, 
 				err = p.checkSort(s.Value)
 			case "$facet":
 				v, ch, err = x.facet(p, coll, s.Value, depth, final)
+			case "$out", "$merge":
+				err = fmt.Errorf("listeners: %s on a model with encrypted fields would store what the pipeline computes, plaintext included, unencrypted: %w", s.Key, ErrEncryptedField)
 			default:
 				err = p.checkStage(s)
 			}
@@ -384,6 +456,13 @@ func (p *encPlan) checkStage(s bson.E) error {
 	if f := p.refersTo(s.Value, 0); f != nil {
 		return refuseEncrypted(f.BSON, s.Key)
 	}
+	raw, err := bsonio.Marshal(registry, bson.D{s})
+	if err != nil {
+		return fmt.Errorf("listeners: stage %s: %w: %w", s.Key, ErrEncryptedField, err)
+	}
+	if err := p.scanStage(raw, 0); err != nil {
+		return fmt.Errorf("%s: %w", s.Key, err)
+	}
 	d, err := events.ToD(s.Value)
 	if err != nil {
 		return nil // $unset: "field", $count: "n", $limit: 5 ...
@@ -392,7 +471,7 @@ func (p *encPlan) checkStage(s bson.E) error {
 		switch s.Key {
 		case "$lookup", "$graphLookup":
 			name, _ := k.Value.(string)
-			if f, _ := p.lookup(name); f != nil && (k.Key == "localField" || k.Key == "connectFromField") {
+			if f, _ := p.lookup(name); f != nil && slices.Contains(joinFields, k.Key) {
 				return refuseEncrypted(f.BSON, s.Key+" on "+name)
 			}
 		case "$project", "$addFields", "$set":
@@ -542,4 +621,81 @@ func fieldNames(v any) bool {
 		}
 	}
 	return true
+}
+
+// forbiddenOperators read fields by a computed name or in JavaScript, where
+// no rewrite or check can follow them: refused anywhere in the queries of
+// a model with encrypted fields.
+var forbiddenOperators = []string{"$getField", "$jsonSchema", "$where", "$function", "$accumulator"}
+
+// joinFields are the fields of $lookup and $graphLookup that name a field
+// to compare by equality.
+var joinFields = []string{"localField", "foreignField", "connectFromField", "connectToField"}
+
+// refuseForbidden refuses v, a filter or a stage, when it uses one of
+// forbiddenOperators anywhere, judged on the BSON the driver will send.
+func (p *encPlan) refuseForbidden(v any) error {
+	raw, err := bsonio.Marshal(registry, v)
+	if err != nil {
+		return fmt.Errorf("listeners: %w: %w", ErrEncryptedField, err)
+	}
+	if k := keyIn(raw, forbiddenOperators, 0); k != "" {
+		return refuseEncrypted(p.any().BSON, k+" (it can read any field)")
+	}
+	return nil
+}
+
+// scanStage refuses, anywhere in doc (a stage, as sent): the
+// forbiddenOperators; a sortBy ($setWindowFields, $top, $bottom, ...)
+// naming an encrypted field; a $lookup or $graphLookup joining on one;
+// and a condition on one in a sub-pipeline's $match or in
+// restrictSearchWithMatch, which are not rewritten.
+func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
+	if depth > maxEncDepth {
+		return fmt.Errorf("listeners: stage nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+	}
+	elems, err := doc.Elements()
+	if err != nil {
+		return err
+	}
+	for _, el := range elems {
+		key, v := el.Key(), el.Value()
+		if slices.Contains(forbiddenOperators, key) {
+			return refuseEncrypted(p.any().BSON, key+" (it can read any field)")
+		}
+		switch {
+		case key == "sortBy" && v.Type == bson.TypeEmbeddedDocument:
+			if err := p.checkSort(v.Document()); err != nil {
+				return err
+			}
+		case slices.Contains(joinFields, key) && v.Type == bson.TypeString:
+			if f, _ := p.lookup(v.StringValue()); f != nil {
+				return refuseEncrypted(f.BSON, key)
+			}
+		case (key == "$match" || key == "restrictSearchWithMatch") && v.Type == bson.TypeEmbeddedDocument:
+			if err := p.checkFilter(v.Document(), 0); err != nil {
+				return fmt.Errorf("%s in a sub-pipeline (not rewritten): %w", key, err)
+			}
+		}
+		switch v.Type {
+		case bson.TypeEmbeddedDocument:
+			err = p.scanStage(v.Document(), depth+1)
+		case bson.TypeArray:
+			err = p.scanStage(bson.Raw(v.Array()), depth+1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuseCollation refuses a collation other than "simple" on a query that
+// compares an encrypted field: under it MongoDB would match values (such
+// as "A@X" and "a@x") whose blind indexes differ.
+func (p *encPlan) refuseCollation(e *events.Event) error {
+	if e.Collation == nil || e.Collation.Locale == "simple" {
+		return nil
+	}
+	return fmt.Errorf("listeners: collation %q on a query that compares an encrypted field: blind indexes compare bytes: %w", e.Collation.Locale, ErrEncryptedField)
 }
