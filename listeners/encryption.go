@@ -11,6 +11,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
@@ -191,10 +192,10 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 	case events.BeforeQuery:
 		err = x.query(p, e)
 	case events.BeforeUpdate:
-		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update)
+		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
 	case events.BeforeDelete:
 		if e.Update != nil {
-			e.Update, err = x.update(p, e.Collection, e.Filter, e.Update)
+			e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
 		}
 	}
 	return err
@@ -205,6 +206,8 @@ type encPlan struct {
 	schema *model.Schema
 	fields map[string]*model.EncryptedField // by BSON name
 	bidx   map[string]*model.EncryptedField // by blind-index name
+	idOnce sync.Once
+	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
 }
 
 // plan returns the plan of model type t, or nil when t encrypts nothing.
