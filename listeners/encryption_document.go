@@ -64,7 +64,7 @@ func (x *Encryption) blindIndexOf(field, coll string, v bson.RawValue) ([]byte, 
 		}
 		v = nv
 	}
-	return blindIndex(x.indexKey, coll, field, v), nil
+	return blindIndex(x.indexKey.b, coll, field, v), nil
 }
 
 // decryptDocument returns doc with every encrypted field decrypted. A field
