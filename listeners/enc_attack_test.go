@@ -538,9 +538,9 @@ func TestEncAttackNoEncryptionOnBusFailsOpen(t *testing.T) {
 }
 
 // 11. One document with a non-ciphertext value, placed first in _id order
-// by anyone with write access, stops Reencrypt before it rewrites
-// anything: rotation can be blocked indefinitely.
-func TestEncAttackReencryptBlockedByOneBadDocument(t *testing.T) {
+// by anyone with write access, used to stop Reencrypt before it rewrote
+// anything. It is now skipped, counted and reported; the rest rotates.
+func TestEncDefendReencryptSkipsBadDocument(t *testing.T) {
 	db := srv.Database(t)
 	old := listeners.Key{ID: "old", Secret: secret(t)}
 	patients, _ := encrypted[*Patient](t, db, listeners.Keys{old})
@@ -548,18 +548,28 @@ func TestEncAttackReencryptBlockedByOneBadDocument(t *testing.T) {
 	_, err := db.Collection("patients").InsertOne(ctx, bson.M{"_id": primitive.NilObjectID, "notes": "junk"})
 	require.NoError(t, err)
 	_, enc := encrypted[*Patient](t, db, listeners.Keys{{ID: "new", Secret: secret(t)}, old})
-	n, err := enc.Reencrypt(ctx, patients.Collection().Collection, patients.Schema().Type)
-	assert.ErrorIs(t, err, listeners.ErrDecrypt)
-	assert.Equal(t, int64(0), n, "OBSERVED: nothing rotated")
+	var last listeners.ReencryptProgress
+	n, err := enc.Reencrypt(ctx, patients.Collection().Collection, patients.Schema().Type,
+		listeners.WithReencryptBatch(1), listeners.WithReencryptProgress(func(p listeners.ReencryptProgress) { last = p }))
+	require.ErrorIs(t, err, listeners.ErrDecrypt, "reported")
+	assert.Contains(t, err.Error(), "1 documents skipped")
+	assert.Contains(t, err.Error(), primitive.NilObjectID.Hex())
+	assert.Equal(t, int64(2), n, "the others rotated")
+	assert.Equal(t, listeners.ReencryptProgress{Scanned: 3, Rewritten: 2, Skipped: 1}, last)
+	for _, raw := range rawDocs(t, db, "patients") {
+		if raw.Lookup("email").Type != 0 {
+			assert.Equal(t, "new", keyID(t, raw, "email"))
+		}
+	}
 }
 
 // 12. Unbound values (UpdateMany, upsert by email) can be copied into the
-// same field of any document; Reencrypt then "launders" the copy into a
-// value bound to the new document.
-func TestEncAttackReencryptLaundersCopiedUnboundValue(t *testing.T) {
+// same field of any document (documented). Reencrypt used to "launder" the
+// copy into a value bound to the new document; it now keeps the binding.
+func TestEncDefendReencryptKeepsUnboundFlag(t *testing.T) {
 	db := srv.Database(t)
-	keys := listeners.Keys{{ID: "k", Secret: secret(t)}}
-	patients, enc := encrypted[*Patient](t, db, keys)
+	k := listeners.Key{ID: "k", Secret: secret(t)}
+	patients, _ := encrypted[*Patient](t, db, listeners.Keys{k})
 	a, b := &Patient{Ward: "a"}, &Patient{Ward: "b", Notes: "b's own"}
 	require.NoError(t, patients.InsertMany(ctx, []*Patient{a, b}))
 	_, err := patients.UpdateMany(ctx, bson.M{"ward": "a"}, bson.M{"$set": bson.M{"notes": "a's secret"}})
@@ -567,12 +577,14 @@ func TestEncAttackReencryptLaundersCopiedUnboundValue(t *testing.T) {
 	c := db.Collection("patients")
 	_, err = c.UpdateByID(ctx, b.ID, bson.M{"$set": bson.M{"notes": binOf(t, rawByID(t, db, "patients", a.ID), "notes")}})
 	require.NoError(t, err)
+	_, enc := encrypted[*Patient](t, db, listeners.Keys{{ID: "k2", Secret: secret(t)}, k})
 	_, err = enc.Reencrypt(ctx, c, patients.Schema().Type)
 	require.NoError(t, err)
-	got, err := patients.FindByID(ctx, b.ID)
-	require.NoError(t, err)
-	assert.Equal(t, "a's secret", got.Notes, "OBSERVED (documented for unbound values)")
-	assert.Equal(t, byte(1), payload(t, rawByID(t, db, "patients", b.ID), "notes")[1], "now bound to b")
+	for _, id := range []primitive.ObjectID{a.ID, b.ID} {
+		raw := rawByID(t, db, "patients", id)
+		assert.Equal(t, "k2", keyID(t, raw, "notes"), "rotated")
+		assert.Equal(t, byte(0), payload(t, raw, "notes")[1], "still unbound, not bound to the document it was copied into")
+	}
 }
 
 // 13. $set of a path under the blind-index field is refused: a user could
