@@ -380,10 +380,12 @@ func dedupe(d bson.D) bson.D {
 }
 
 // 6. Logging (WithDocuments) runs before Encryption on BeforeQuery and
-// redacts by key only. Plaintext compared with an encrypted field inside
-// $expr, $where or a pipeline expression is logged, although the query is
-// then refused.
-func TestEncAttackLoggingShowsRefusedPlaintext(t *testing.T) {
+// used to redact by key only: plaintext compared with an encrypted field
+// inside $expr, $where or a pipeline expression was logged. Filters,
+// updates and pipelines of a model with encrypted fields are now not
+// logged at all; documents keep their encrypted fields redacted, after
+// decryption too.
+func TestEncDefendLoggingRedactsQueries(t *testing.T) {
 	db := srv.Database(t)
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -398,9 +400,17 @@ func TestEncAttackLoggingShowsRefusedPlaintext(t *testing.T) {
 	var out []bson.M
 	err = patients.Aggregate(ctx, bson.A{bson.M{"$project": bson.M{"x": bson.M{"$eq": bson.A{"$email", "SECRET-pipe@x"}}}}}, &out)
 	require.ErrorIs(t, err, listeners.ErrEncryptedField)
-	assert.Contains(t, buf.String(), "SECRET-diagnosis-expr", "OBSERVED")
-	assert.Contains(t, buf.String(), "SECRET-where@x", "OBSERVED")
-	assert.Contains(t, buf.String(), "SECRET-pipe@x", "OBSERVED")
+	p := &Patient{Email: "SECRET-doc@x", Notes: "SECRET-notes", Ward: "w"}
+	require.NoError(t, patients.Insert(ctx, p))
+	_, err = patients.UpdateMany(ctx, bson.M{"ward": "w"}, bson.M{"$set": bson.M{"notes": "SECRET-update"}})
+	require.NoError(t, err)
+	_, err = patients.FindOne(ctx, bson.M{"email": "SECRET-doc@x"})
+	require.NoError(t, err)
+	for _, s := range []string{"SECRET-diagnosis-expr", "SECRET-where@x", "SECRET-pipe@x", "SECRET-doc@x", "SECRET-notes", "SECRET-update"} {
+		assert.NotContains(t, buf.String(), s)
+	}
+	assert.Contains(t, buf.String(), "[redacted: the model has encrypted fields]")
+	assert.Contains(t, buf.String(), `\"ward\":\"w\"`, "documents are still logged, encrypted fields redacted")
 }
 
 // 7. Pipelines and filters that read an encrypted field by a computed name,
