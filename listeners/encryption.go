@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
@@ -71,7 +77,7 @@ func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
 type Encryption struct {
 	current   *ringKey
 	byID      map[string]*ringKey
-	indexKey  []byte
+	indexKey  *secretKey // behind a pointer, so that printing an Encryption value shows an address
 	normalize func(field string, v any) any
 	db        *mongo.Database
 	plans     sync.Map // reflect.Type -> *encPlan (nil: nothing encrypted)
@@ -151,17 +157,56 @@ func NewEncryption(keys Keys, opts ...EncryptionOption) (*Encryption, error) {
 		if i == 0 {
 			x.current = r
 		}
-		x.indexKey = d.index // the last key's, unless WithIndexKey
+		x.indexKey = &secretKey{d.index} // the last key's, unless WithIndexKey
 	}
 	if o.indexKey != nil {
 		d, err := deriveKeys(0, *o.indexKey)
 		if err != nil {
 			return nil, fmt.Errorf("WithIndexKey: %w", err)
 		}
-		x.indexKey = d.index
+		x.indexKey = &secretKey{d.index}
 	}
 	return x, nil
 }
+
+// String names the policy and the IDs of its keys, current first, never a
+// key.
+func (x *Encryption) String() string {
+	if x == nil {
+		return "Encryption(nil)"
+	}
+	ids := make([]string, 0, len(x.byID))
+	ids = append(ids, strconv.Quote(x.current.id))
+	for id := range x.byID {
+		if id != x.current.id {
+			ids = append(ids, strconv.Quote(id))
+		}
+	}
+	slices.Sort(ids[1:])
+	return "Encryption{keys: [" + strings.Join(ids, ", ") + "], secrets: [redacted]}"
+}
+
+// GoString is String, so that %#v redacts too.
+func (x *Encryption) GoString() string { return x.String() }
+
+// Format prints String for every verb, so that no verb (%+v, %x) reaches
+// the derived keys.
+func (x *Encryption) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, x.String()) }
+
+// LogValue logs String.
+func (x *Encryption) LogValue() slog.Value { return slog.StringValue(x.String()) }
+
+// secretKey holds key bytes; it prints redacted.
+type secretKey struct{ b []byte }
+
+// String never shows the key.
+func (*secretKey) String() string { return "[redacted]" }
+
+// GoString never shows the key.
+func (k *secretKey) GoString() string { return k.String() }
+
+// Format never shows the key.
+func (k *secretKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
 
 // EnforcesPolicy marks Encryption as a policy.
 func (*Encryption) EnforcesPolicy() {}
@@ -185,16 +230,16 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
 		}
 	case events.AfterLoad:
-		if e.Document != nil {
+		if e.Document != nil && (e.Op != events.OpAggregate || preservesDocuments(e.Pipeline)) {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
 		err = x.query(p, e)
 	case events.BeforeUpdate:
-		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update)
+		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
 	case events.BeforeDelete:
 		if e.Update != nil {
-			e.Update, err = x.update(p, e.Collection, e.Filter, e.Update)
+			e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
 		}
 	}
 	return err
@@ -205,6 +250,8 @@ type encPlan struct {
 	schema *model.Schema
 	fields map[string]*model.EncryptedField // by BSON name
 	bidx   map[string]*model.EncryptedField // by blind-index name
+	idOnce sync.Once
+	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
 }
 
 // plan returns the plan of model type t, or nil when t encrypts nothing.

@@ -2,6 +2,9 @@ package listeners
 
 import (
 	"bytes"
+	"crypto/hmac"
+
+	"github.com/mgmevents/mgmevents/model"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsonrw"
@@ -61,7 +64,7 @@ func (x *Encryption) blindIndexOf(field, coll string, v bson.RawValue) ([]byte, 
 		}
 		v = nv
 	}
-	return blindIndex(x.indexKey, coll, field, v), nil
+	return blindIndex(x.indexKey.b, coll, field, v), nil
 }
 
 // decryptDocument returns doc with every encrypted field decrypted. A field
@@ -77,7 +80,8 @@ func (x *Encryption) decryptDocument(p *encPlan, coll string, doc bson.Raw) (bso
 	var idx int32
 	for i, el := range elems {
 		key := el.Key()
-		if _, ok := p.fields[key]; !ok {
+		f, ok := p.fields[key]
+		if !ok {
 			if out != nil {
 				out = append(out, el...)
 			}
@@ -86,6 +90,11 @@ func (x *Encryption) decryptDocument(p *encPlan, coll string, doc bson.Raw) (bso
 		v, err := x.decryptValue(coll, key, id, el.Value())
 		if err != nil {
 			return nil, err
+		}
+		if f.Eq {
+			if err := x.checkBlindIndex(coll, key, id, v, doc.Lookup(f.BlindIndex())); err != nil {
+				return nil, err
+			}
 		}
 		if out == nil { // the first encrypted field: copy what came before
 			idx, out = bsoncore.AppendDocumentStart(make([]byte, 0, len(doc)))
@@ -100,6 +109,28 @@ func (x *Encryption) decryptDocument(p *encPlan, coll string, doc bson.Raw) (bso
 	}
 	out, err = bsoncore.AppendDocumentEnd(out, idx)
 	return out, err
+}
+
+// checkBlindIndex compares stored, the blind index read beside the eq
+// field field, with the one of its decrypted value v: a blind index copied
+// from another document would make an equality query return this one. A
+// document read without the index (projected out) is not checked.
+func (x *Encryption) checkBlindIndex(coll, field string, id, v, stored bson.RawValue) error {
+	if stored.Type == 0 {
+		return nil
+	}
+	want, err := x.blindIndexOf(field, coll, v)
+	if err != nil {
+		return err
+	}
+	if _, got, ok := stored.BinaryOK(); !ok || !hmac.Equal(got, want) {
+		de := &DecryptError{Collection: coll, Field: field, Reason: "the blind index " + field + model.BlindIndexSuffix + " is not the value's: it was changed or copied from another document"}
+		if id.Type != 0 {
+			de.ID = id.String()
+		}
+		return de
+	}
+	return nil
 }
 
 // decryptValue decrypts v, stored in field of coll in the document whose

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -31,12 +32,7 @@ func (p *encPlan) lookup(path string) (*model.EncryptedField, bool) {
 // query rewrites or refuses what a BeforeQuery event would send: its
 // filter, its pipeline, its sort and the field of a Distinct.
 func (x *Encryption) query(p *encPlan, e *events.Event) error {
-	if e.Field != "" {
-		if f, _ := p.lookup(e.Field); f != nil {
-			return refuseEncrypted(f.BSON, "Distinct")
-		}
-	}
-	if err := p.checkSort(e.Sort); err != nil {
+	if err := p.checkOptions(e); err != nil {
 		return err
 	}
 	if e.Filter != nil {
@@ -45,17 +41,40 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 			return err
 		}
 		if changed {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
 			e.Filter = f
 		}
 	}
 	if e.Pipeline != nil {
-		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0)
+		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0, false)
 		if err != nil {
 			return err
 		}
 		if changed {
+			if err := p.refuseCollation(e); err != nil {
+				return err
+			}
 			e.Pipeline = st
 		}
+	}
+	return nil
+}
+
+// checkOptions refuses what a query's options and Distinct's field ask of
+// an encrypted field, or a projection that computes values.
+func (p *encPlan) checkOptions(e *events.Event) error {
+	if e.Field != "" {
+		if f, _ := p.lookup(e.Field); f != nil {
+			return refuseEncrypted(f.BSON, "Distinct")
+		}
+	}
+	if err := p.checkSort(e.Sort); err != nil {
+		return err
+	}
+	if e.Projection != nil && !fieldSelection(e.Projection) {
+		return fmt.Errorf("listeners: a projection that computes values (MongoDB 4.4+ evaluates expressions such as $literal in it) on a model with encrypted fields: only inclusion and exclusion (0, 1, true, false) are allowed: %w", ErrEncryptedField)
 	}
 	return nil
 }
@@ -90,6 +109,11 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 	if err != nil {
 		return nil, false, err
 	}
+	if depth == 0 {
+		if err := p.refuseForbidden(d); err != nil {
+			return nil, false, err
+		}
+	}
 	out := make(bson.D, 0, len(d))
 	var extra bson.A
 	changed := false
@@ -113,14 +137,9 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 			}
 			out = append(out, bson.E{Key: el.Key, Value: nc})
 			continue
-		case "$expr", "$jsonSchema":
-			if f := p.refersTo(el.Value, 0); f != nil {
-				return nil, false, refuseEncrypted(f.BSON, el.Key)
-			}
-		case "$where":
-			if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
-				return nil, false, refuseEncrypted(f.BSON, el.Key)
-			}
+		}
+		if err := p.checkFilterOperator(el); err != nil {
+			return nil, false, err
 		}
 		f, exact := p.lookup(el.Key)
 		switch {
@@ -145,11 +164,30 @@ func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bso
 	return out, changed, nil
 }
 
+// checkFilterOperator refuses a top-level filter operator that reads an
+// encrypted field.
+func (p *encPlan) checkFilterOperator(el bson.E) error {
+	switch el.Key {
+	case "$expr", "$jsonSchema":
+		if f := p.refersTo(el.Value, 0); f != nil {
+			return refuseEncrypted(f.BSON, el.Key)
+		}
+	case "$where":
+		if f := p.namedIn(fmt.Sprint(el.Value)); f != nil {
+			return refuseEncrypted(f.BSON, el.Key)
+		}
+	}
+	return nil
+}
+
 // condition rewrites the condition cond on f. It returns the conditions
 // to put in its place and, for a test for null (which MongoDB also
 // matches on a missing field), a clause to AND to the filter instead.
 func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (bson.D, bson.D, error) {
-	ops, isOps := queryOperators(cond)
+	ops, isOps, err := queryOperators(cond)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !isOps {
 		ops = bson.D{{Key: "$eq", Value: cond}}
 	}
@@ -224,22 +262,63 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 }
 
 // queryOperators returns cond's operators when cond is a document of query
-// operators ({$gt: 1}), as opposed to a value compared whole.
-func queryOperators(cond any) (bson.D, bool) {
-	switch cond.(type) {
-	case bson.D, bson.M, map[string]any, bson.Raw:
-		d, err := events.ToD(cond)
-		if err == nil && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
-			return d, true
+// operators ({$gt: 1}), as opposed to a value compared whole. Documents of
+// every shape count: bson.D, maps of any value type, structs, bson.Raw,
+// bson.RawValue, []bson.E. A document that mixes operators and fields, or
+// that cannot be read, is an error, so that no condition is mistaken for a
+// value and silently hashed.
+func queryOperators(cond any) (bson.D, bool, error) {
+	var d bson.D
+	var err error
+	switch c := cond.(type) {
+	case nil, string, bool, int, int32, int64, float64, primitive.ObjectID, primitive.DateTime, primitive.Binary,
+		primitive.Decimal128, primitive.Regex, *primitive.Regex, []byte:
+		return nil, false, nil
+	case bson.D:
+		d = c
+	case []bson.E:
+		d = bson.D(c)
+	case bson.Raw:
+		d, err = events.ToD(c)
+	case bson.RawValue:
+		if c.Type != bson.TypeEmbeddedDocument {
+			return nil, false, nil
+		}
+		d, err = events.ToD(c.Document())
+	default:
+		rv := reflect.ValueOf(cond)
+		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+		if k := rv.Kind(); k != reflect.Map && k != reflect.Struct {
+			return nil, false, nil
+		}
+		d, err = events.ToD(cond)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("listeners: a condition of type %T on an encrypted field: %w: %w", cond, ErrEncryptedField, err)
+	}
+	ops := 0
+	for _, e := range d {
+		if strings.HasPrefix(e.Key, "$") {
+			ops++
 		}
 	}
-	return nil, false
+	switch {
+	case ops == 0:
+		return nil, false, nil
+	case ops < len(d):
+		return nil, false, fmt.Errorf("listeners: a condition of type %T mixes operators and fields: %w", cond, ErrEncryptedField)
+	}
+	return d, true, nil
 }
 
 func isRegexValue(v any) bool {
-	switch v.(type) {
+	switch r := v.(type) {
 	case primitive.Regex, *primitive.Regex:
 		return true
+	case bson.RawValue:
+		return r.Type == bson.TypeRegex
 	}
 	return false
 }
@@ -251,6 +330,20 @@ func arrayValues(v any) ([]any, error) {
 		return a, nil
 	case []any:
 		return a, nil
+	case bson.RawValue:
+		arr, ok := a.ArrayOK()
+		if !ok {
+			return nil, fmt.Errorf("%v is not an array: %w", a.Type, events.ErrBadDocument)
+		}
+		vals, err := arr.Values()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(vals))
+		for i, v := range vals {
+			out[i] = v
+		}
+		return out, nil
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
@@ -292,8 +385,9 @@ func (b blindEq) MarshalJSON() ([]byte, error) {
 // pipeline rewrites the $match stages of an aggregation pipeline as
 // filters, refuses a $sort on an encrypted field, and refuses any stage
 // that reads one ("$email", $$ROOT), since it would compute on
-// ciphertexts. $facet's pipelines are checked the same way.
-func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) ([]bson.D, bool, error) {
+// ciphertexts. $facet's pipelines are checked the same way. When final
+// (Check), it changes nothing and refuses a $match that was not rewritten.
+func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, final bool) ([]bson.D, bool, error) {
 	if depth > maxEncDepth {
 		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
 	}
@@ -308,11 +402,17 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) 
 			var ch bool
 			switch s.Key {
 			case "$match":
-				v, ch, err = x.filter(p, coll, s.Value, 0)
+				if final {
+					err = p.checkFilter(s.Value, 0)
+				} else {
+					v, ch, err = x.filter(p, coll, s.Value, 0)
+				}
 			case "$sort":
 				err = p.checkSort(s.Value)
 			case "$facet":
-				v, ch, err = x.facet(p, coll, s.Value, depth)
+				v, ch, err = x.facet(p, coll, s.Value, depth, final)
+			case "$out", "$merge":
+				err = fmt.Errorf("listeners: %s on a model with encrypted fields would store what the pipeline computes, plaintext included, unencrypted: %w", s.Key, ErrEncryptedField)
 			default:
 				err = p.checkStage(s)
 			}
@@ -332,14 +432,14 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int) 
 	return stages, changed, nil
 }
 
-func (x *Encryption) facet(p *encPlan, coll string, value any, depth int) (bson.D, bool, error) {
+func (x *Encryption) facet(p *encPlan, coll string, value any, depth int, final bool) (bson.D, bool, error) {
 	d, err := events.ToD(value)
 	if err != nil {
 		return nil, false, err
 	}
 	out, changed := make(bson.D, len(d)), false
 	for i, f := range d {
-		st, ch, err := x.pipeline(p, coll, f.Value, depth+1)
+		st, ch, err := x.pipeline(p, coll, f.Value, depth+1, final)
 		if err != nil {
 			return nil, false, fmt.Errorf("$facet %s: %w", f.Key, err)
 		}
@@ -356,6 +456,13 @@ func (p *encPlan) checkStage(s bson.E) error {
 	if f := p.refersTo(s.Value, 0); f != nil {
 		return refuseEncrypted(f.BSON, s.Key)
 	}
+	raw, err := bsonio.Marshal(registry, bson.D{s})
+	if err != nil {
+		return fmt.Errorf("listeners: stage %s: %w: %w", s.Key, ErrEncryptedField, err)
+	}
+	if err := p.scanStage(raw, 0); err != nil {
+		return fmt.Errorf("%s: %w", s.Key, err)
+	}
 	d, err := events.ToD(s.Value)
 	if err != nil {
 		return nil // $unset: "field", $count: "n", $limit: 5 ...
@@ -364,7 +471,7 @@ func (p *encPlan) checkStage(s bson.E) error {
 		switch s.Key {
 		case "$lookup", "$graphLookup":
 			name, _ := k.Value.(string)
-			if f, _ := p.lookup(name); f != nil && (k.Key == "localField" || k.Key == "connectFromField") {
+			if f, _ := p.lookup(name); f != nil && slices.Contains(joinFields, k.Key) {
 				return refuseEncrypted(f.BSON, s.Key+" on "+name)
 			}
 		case "$project", "$addFields", "$set":
@@ -434,4 +541,161 @@ func (p *encPlan) any() *model.EncryptedField {
 		return f
 	}
 	return nil
+}
+
+// preservesDocuments reports whether every stage of pipeline passes stored
+// documents through unchanged, but for fields it drops: $match, $sort,
+// $skip, $limit, $sample, and $project and $unset that only include or
+// exclude fields. Only the results of such pipelines are decrypted: any
+// other stage can plant a value, an _id, a collection's ciphertext in a
+// result, and decrypting it would make the application an oracle for
+// ciphertexts taken from a dump.
+func preservesDocuments(pipeline any) bool {
+	st, err := events.Stages(pipeline)
+	if err != nil {
+		return false
+	}
+	for _, s := range st {
+		if len(s) != 1 {
+			return false
+		}
+		switch s[0].Key {
+		case "$match", "$sort", "$skip", "$limit", "$sample":
+		case "$project":
+			if !fieldSelection(s[0].Value) {
+				return false
+			}
+		case "$unset":
+			if !fieldNames(s[0].Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fieldSelection reports whether projection only includes or excludes
+// fields: every value is 0, 1, true or false.
+func fieldSelection(projection any) bool {
+	d, err := events.ToD(projection)
+	if err != nil {
+		return false
+	}
+	for _, e := range d {
+		v, err := encodeValue(e.Value)
+		if err != nil {
+			return false
+		}
+		switch v.Type {
+		case bson.TypeBoolean:
+		case bson.TypeInt32, bson.TypeInt64:
+			if n, _ := v.AsInt64OK(); n != 0 && n != 1 {
+				return false
+			}
+		case bson.TypeDouble:
+			if f := v.Double(); f != 0 && f != 1 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fieldNames reports whether v, the value of an $unset stage, is a field
+// name or an array of them.
+func fieldNames(v any) bool {
+	if _, ok := v.(string); ok {
+		return true
+	}
+	a, err := arrayValues(v)
+	if err != nil {
+		return false
+	}
+	for _, e := range a {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// forbiddenOperators read fields by a computed name or in JavaScript, where
+// no rewrite or check can follow them: refused anywhere in the queries of
+// a model with encrypted fields.
+var forbiddenOperators = []string{"$getField", "$jsonSchema", "$where", "$function", "$accumulator"}
+
+// joinFields are the fields of $lookup and $graphLookup that name a field
+// to compare by equality.
+var joinFields = []string{"localField", "foreignField", "connectFromField", "connectToField"}
+
+// refuseForbidden refuses v, a filter or a stage, when it uses one of
+// forbiddenOperators anywhere, judged on the BSON the driver will send.
+func (p *encPlan) refuseForbidden(v any) error {
+	raw, err := bsonio.Marshal(registry, v)
+	if err != nil {
+		return fmt.Errorf("listeners: %w: %w", ErrEncryptedField, err)
+	}
+	if k := keyIn(raw, forbiddenOperators, 0); k != "" {
+		return refuseEncrypted(p.any().BSON, k+" (it can read any field)")
+	}
+	return nil
+}
+
+// scanStage refuses, anywhere in doc (a stage, as sent): the
+// forbiddenOperators; a sortBy ($setWindowFields, $top, $bottom, ...)
+// naming an encrypted field; a $lookup or $graphLookup joining on one;
+// and a condition on one in a sub-pipeline's $match or in
+// restrictSearchWithMatch, which are not rewritten.
+func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
+	if depth > maxEncDepth {
+		return fmt.Errorf("listeners: stage nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+	}
+	elems, err := doc.Elements()
+	if err != nil {
+		return err
+	}
+	for _, el := range elems {
+		key, v := el.Key(), el.Value()
+		if slices.Contains(forbiddenOperators, key) {
+			return refuseEncrypted(p.any().BSON, key+" (it can read any field)")
+		}
+		switch {
+		case key == "sortBy" && v.Type == bson.TypeEmbeddedDocument:
+			if err := p.checkSort(v.Document()); err != nil {
+				return err
+			}
+		case slices.Contains(joinFields, key) && v.Type == bson.TypeString:
+			if f, _ := p.lookup(v.StringValue()); f != nil {
+				return refuseEncrypted(f.BSON, key)
+			}
+		case (key == "$match" || key == "restrictSearchWithMatch") && v.Type == bson.TypeEmbeddedDocument:
+			if err := p.checkFilter(v.Document(), 0); err != nil {
+				return fmt.Errorf("%s in a sub-pipeline (not rewritten): %w", key, err)
+			}
+		}
+		switch v.Type {
+		case bson.TypeEmbeddedDocument:
+			err = p.scanStage(v.Document(), depth+1)
+		case bson.TypeArray:
+			err = p.scanStage(bson.Raw(v.Array()), depth+1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuseCollation refuses a collation other than "simple" on a query that
+// compares an encrypted field: under it MongoDB would match values (such
+// as "A@X" and "a@x") whose blind indexes differ.
+func (p *encPlan) refuseCollation(e *events.Event) error {
+	if e.Collation == nil || e.Collation.Locale == "simple" {
+		return nil
+	}
+	return fmt.Errorf("listeners: collation %q on a query that compares an encrypted field: blind indexes compare bytes: %w", e.Collation.Locale, ErrEncryptedField)
 }

@@ -3,6 +3,7 @@ package listeners
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -15,6 +16,7 @@ import (
 type ReencryptProgress struct {
 	Scanned   int64 // documents read so far
 	Rewritten int64 // documents rewritten so far
+	Skipped   int64 // documents left alone because a value does not decrypt (see Reencrypt)
 }
 
 // ReencryptOption configures Reencrypt.
@@ -37,8 +39,7 @@ func WithReencryptProgress(f func(ReencryptProgress)) ReencryptOption {
 // Reencrypt brings every document of coll, which holds models of
 // modelType, up to date with the key ring, in batches: a value encrypted
 // with a key other than the current one is encrypted again with the
-// current one, a value bound to collection and field only is bound to its
-// document's _id, and a blind index made with another index key (see
+// current one, under the same binding (see below), and a blind index made with another index key (see
 // WithIndexKey) is computed again. It returns how many documents it
 // rewrote. Run it after making a new key current; once it returns, the
 // old key can leave the ring (keep it as WithIndexKey if it made the blind
@@ -47,8 +48,14 @@ func WithReencryptProgress(f func(ReencryptProgress)) ReencryptOption {
 // Each document is rewritten with a filter on the values it read, so a
 // document changed meanwhile by the application is left alone (it was
 // written with the current key). Processes still running with an older
-// ring may write old keys meanwhile: run it again after they are gone. A
-// value that cannot be decrypted stops it with ErrDecrypt.
+// ring may write old keys meanwhile: run it again after they are gone.
+//
+// A document with a value that cannot be decrypted (tampered with, written
+// around the encryption, or on a key no longer in the ring) is skipped and
+// counted in ReencryptProgress.Skipped, and the rest is rewritten; the
+// error returned at the end matches ErrDecrypt, counts them and names the
+// first. An unbound value stays unbound: binding it to the document it is
+// found in would launder a copy taken from another document.
 func (x *Encryption) Reencrypt(ctx context.Context, coll *mongo.Collection, modelType reflect.Type, opts ...ReencryptOption) (int64, error) {
 	o := reencryptOptions{batch: 500}
 	for _, opt := range opts {
@@ -75,6 +82,7 @@ func (x *Encryption) Reencrypt(ctx context.Context, coll *mongo.Collection, mode
 	}
 	defer cur.Close(ctx)
 	var done ReencryptProgress
+	var firstSkip error
 	var batch []mongo.WriteModel
 	flush := func() error {
 		if len(batch) > 0 {
@@ -93,6 +101,13 @@ func (x *Encryption) Reencrypt(ctx context.Context, coll *mongo.Collection, mode
 	for cur.Next(ctx) {
 		done.Scanned++
 		m, err := x.refresh(p, coll.Name(), cur.Current)
+		if errors.Is(err, ErrDecrypt) {
+			done.Skipped++
+			if firstSkip == nil {
+				firstSkip = err
+			}
+			continue
+		}
 		if err != nil {
 			return done.Rewritten, err
 		}
@@ -108,7 +123,13 @@ func (x *Encryption) Reencrypt(ctx context.Context, coll *mongo.Collection, mode
 	if err := cur.Err(); err != nil {
 		return done.Rewritten, fmt.Errorf("listeners: Reencrypt %s: %w", coll.Name(), err)
 	}
-	return done.Rewritten, flush()
+	if err := flush(); err != nil {
+		return done.Rewritten, err
+	}
+	if firstSkip != nil {
+		return done.Rewritten, fmt.Errorf("listeners: Reencrypt %s: %d documents skipped, the rest rewritten; the first: %w", coll.Name(), done.Skipped, firstSkip)
+	}
+	return done.Rewritten, nil
 }
 
 // refresh returns the update that brings doc up to date, or nil when it
@@ -131,7 +152,7 @@ func (x *Encryption) refresh(p *encPlan, coll string, doc bson.Raw) (mongo.Write
 		}
 		_, payload := stored.Binary()
 		h, _ := parseSealed(payload)
-		stale := h.keyID != x.current.id || !h.bound
+		stale := h.keyID != x.current.id
 		if f.Eq {
 			want, err := x.blindIndexOf(name, coll, v)
 			if err != nil {
@@ -144,7 +165,11 @@ func (x *Encryption) refresh(p *encPlan, coll string, doc bson.Raw) (mongo.Write
 			continue
 		}
 		filter = append(filter, bson.E{Key: name, Value: stored})
-		if set, err = x.appendEncrypted(set, f, coll, v, boundTo(id)); err != nil {
+		b := unboundValue
+		if h.bound {
+			b = boundTo(id)
+		}
+		if set, err = x.appendEncrypted(set, f, coll, v, b); err != nil {
 			return nil, err
 		}
 	}

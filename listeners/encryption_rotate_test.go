@@ -11,7 +11,7 @@ import (
 
 // TestEncryptionRotation: write with k1, make k2 current, read both,
 // re-encrypt, and then no document holds a k1 ciphertext, unbound values
-// are bound, and the blind indexes still find every document, also once
+// stay unbound, and the blind indexes still find every document, also once
 // k1 has left the ring.
 func TestEncryptionRotation(t *testing.T) {
 	db := srv.Database(t)
@@ -51,7 +51,11 @@ func TestEncryptionRotation(t *testing.T) {
 	for _, raw := range rawDocs(t, db, "patients") {
 		for _, f := range []string{"email", "notes", "birth"} {
 			assert.Equal(t, "2026-11", keyID(t, raw, f))
-			assert.Equal(t, byte(1), payload(t, raw, f)[1], "bound to its _id now")
+			want := byte(1)
+			if f == "notes" && raw.Lookup("email_bidx").Type != 0 && raw.Lookup("ward").StringValue() == "w" {
+				want = 0 // written by UpdateMany: a copy of it may be anywhere; not laundered
+			}
+			assert.Equal(t, want, payload(t, raw, f)[1], "the binding is kept")
 		}
 	}
 	n, err = enc.Reencrypt(ctx, db.Collection("patients"), patients.Schema().Type)

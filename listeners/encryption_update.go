@@ -1,10 +1,13 @@
 package listeners
 
 import (
+	"reflect"
+
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // update encrypts the values an operator update writes to encrypted
@@ -21,7 +24,7 @@ import (
 // blind index in $setOnInsert, put there by the repository from the
 // filter that query rewrote; it becomes the encrypted value and its index,
 // unless the update writes the field itself.
-func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, error) {
+func (x *Encryption) update(p *encPlan, coll string, filter, update any, collation *options.Collation) (any, error) {
 	u, err := events.ParseUpdate(update)
 	if err != nil {
 		return nil, err
@@ -32,6 +35,12 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 	b, err := pinnedBinding(filter)
 	if err != nil {
 		return nil, err
+	}
+	if b.bound && (!p.idTyped(b.id) || (collation != nil && collation.Locale != "simple")) {
+		// The server may match a stored _id of another type (5.0 matches
+		// 5) or, under a collation, another string ("ABC" matches "abc"):
+		// a value bound to the filter's _id would then not decrypt.
+		b = unboundValue
 	}
 	written, err := p.written(u)
 	if err != nil {
@@ -48,6 +57,9 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any) (any, e
 		for _, fe := range fields {
 			if err := p.checkRename(op.Key, fe); err != nil {
 				return nil, err
+			}
+			if bf, exact := p.blindIndexAt(fe.Key); bf != nil && !exact {
+				return nil, refuseEncrypted(bf.BSON, op.Key+" of a path under its blind index "+fe.Key)
 			}
 			if bf, ok := p.bidx[fe.Key]; ok {
 				if be, ok := fe.Value.(blindEq); ok && op.Key == "$setOnInsert" {
@@ -190,4 +202,26 @@ func pinnedBinding(filter any) (sealBinding, error) {
 		return unboundValue, nil
 	}
 	return boundTo(*id), nil
+}
+
+// idTyped reports whether id, canonical, has the BSON type the model's _id
+// field stores, so that a value bound to it is bound to the stored _id.
+// An _id of interface type is trusted except for numbers, which MongoDB
+// matches across types.
+func (p *encPlan) idTyped(id bson.RawValue) bool {
+	p.idOnce.Do(func() {
+		if f := p.schema.ID; f != nil && f.Type.Kind() != reflect.Interface {
+			if v, err := encodeValue(reflect.Zero(f.Type).Interface()); err == nil {
+				p.idType = canonicalNumber(v).Type
+			}
+		}
+	})
+	if p.idType != 0 {
+		return p.idType == id.Type
+	}
+	switch id.Type {
+	case bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
+		return false
+	}
+	return true
 }

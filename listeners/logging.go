@@ -14,7 +14,8 @@ import (
 // Documents, filters, updates and pipelines are left out unless
 // WithDocuments is given, because they may hold personal data; even then,
 // the values of the model's encrypted fields (see Encryption) are shown as
-// "[encrypted]".
+// "[encrypted]" in documents, and the filters, updates and pipelines of a
+// model with encrypted fields are not shown at all.
 type Logging struct {
 	logger    *slog.Logger
 	level     slog.Leveler
@@ -93,7 +94,10 @@ func (g *Logging) HandleEvent(ctx context.Context, e *events.Event) error {
 			v   any
 		}{{"filter", e.Filter}, {"update", e.Update}, {"pipeline", e.Pipeline}} {
 			if d.v != nil && names != nil {
-				attrs = append(attrs, slog.Any(d.key, redactSecrets(d.v, names, 0)))
+				// Logging runs before Encryption: a plaintext compared with
+				// an encrypted field may sit anywhere ($expr, $where, a
+				// pipeline expression), under any key. Fail closed.
+				attrs = append(attrs, slog.String(d.key, redactedQuery))
 			} else if d.v != nil {
 				attrs = append(attrs, slog.Any(d.key, d.v))
 			}

@@ -13,6 +13,10 @@ import (
 // encrypted field and blind index.
 const redactedValue = "[encrypted]"
 
+// redactedQuery replaces, in what Logging writes, the whole filter, update
+// or pipeline of a model with encrypted fields.
+const redactedQuery = "[redacted: the model has encrypted fields]"
+
 // secretNames returns the BSON names whose values Logging must not show
 // for model type t: its encrypted fields and their blind indexes. Logging
 // runs before Encryption on Before* events and after it on AfterLoad, so
