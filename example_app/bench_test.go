@@ -30,7 +30,7 @@ func TestBenchSmall(t *testing.T) {
 
 	for _, name := range []string{"insert_ratio", "naive_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio",
 		"concurrent_insert_ratio", "update_ratio", "update_many_ratio", "find_ratio", "versioned_save_ratio",
-		"tenancy_ratio", "softdelete_find_ratio", "encrypt_insert_ratio", "encrypt_find_ratio",
+		"tenancy_ratio", "tenancy_findbyid_ratio", "softdelete_find_ratio", "encrypt_insert_ratio", "encrypt_find_ratio",
 		"alloc_ns", "dispatch_ns"} {
 		assert.Regexp(t, "(?m)^"+name+`: [0-9.]+$`, out.String())
 	}
