@@ -1,0 +1,140 @@
+package listeners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/sequence"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Unique indexes on inc fields, and counters moved past the data.
+
+// ensure makes the unique indexes and moves the counters past the data,
+// once per type. A failure to reach the server is returned, and retried at
+// the next write; an index the data does not allow is logged.
+func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
+	if p.ready.Load() {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready.Load() {
+		return nil
+	}
+	// Detached: index builds may not run inside the caller's transaction.
+	dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range p.fields {
+		f := p.fields[i]
+		if f.Kind != model.Inc {
+			continue
+		}
+		if k.indexes && f.BSON != "_id" {
+			keys := bson.D{{Key: f.BSON, Value: 1}}
+			if f.ScopeTenant { // unique within each tenant
+				keys = bson.D{{Key: p.schema.Tenant.BSON, Value: 1}, {Key: f.BSON, Value: 1}}
+			}
+			_, err := p.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
+				Keys: keys, Options: options.Index().SetUnique(true)})
+			if err != nil {
+				var ce mongo.CommandError
+				if !errors.As(err, &ce) {
+					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
+				}
+				k.logger.Warn("mgmevents: no unique index on an inc field; duplicates will not be caught",
+					"type", p.schema.Type.String(), "field", f.BSON, "err", err)
+			}
+		}
+		if f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
+			if _, err := k.heal(dctx, p, f, f.seq, "", 0); err != nil {
+				return err
+			}
+		}
+	}
+	p.ready.Store(true)
+	return nil
+}
+
+// heal moves seq, the counter of field f (for a tenant-scoped field,
+// tenant's), past the largest value of f in the collection (in tenant's
+// documents) when that value is at least atLeast and ahead of the counter.
+// It reports whether it moved it.
+func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
+	var where bson.D
+	if f.ScopeTenant {
+		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
+	}
+	top, ok, err := sequence.MaxOfWhere(ctx, p.coll, f.BSON, where)
+	if err != nil || !ok || top < atLeast {
+		return false, err
+	}
+	cur, err := seq.Current(ctx)
+	if err != nil {
+		return false, err
+	}
+	if top <= cur && atLeast == 0 {
+		return false, nil
+	}
+	if err := seq.AdvancePast(ctx, top); err != nil {
+		return false, err
+	}
+	k.logger.Info("mgmevents: numbers from the counter are already in the data; moved the counter past them",
+		"sequence", seq.Name(), "type", p.schema.Type.String(), "field", f.BSON, "max", top, "counter", cur)
+	return true, nil
+}
+
+// HandleWriteError repairs a duplicate key caused by a counter that is
+// behind the data: when the collection already holds a value at or above
+// the number this model got, the counter is moved past the maximum and the
+// write is retried.
+func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
+	if !mongo.IsDuplicateKeyError(err) || e.Model == nil {
+		return false, nil
+	}
+	p, perr := k.plan(e.ModelType)
+	if perr != nil {
+		return false, perr
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	retry := false
+	mv := reflect.ValueOf(e.Model).Elem()
+	for i := range p.fields {
+		f := p.fields[i]
+		if f.Kind != model.Inc || f.Format != nil || e.Unset&f.bit == 0 {
+			continue // not a number this listener gave
+		}
+		fv := f.Value(mv)
+		var v int64
+		if fv.CanInt() {
+			v = fv.Int()
+		} else {
+			v = int64(fv.Uint())
+		}
+		if v == 0 {
+			continue
+		}
+		seq, tenant := f.seq, ""
+		if f.ScopeTenant {
+			tenant = p.schema.Tenant.Value(mv).String()
+			var herr error
+			if seq, _, herr = k.sequenceFor(dctx, p, f, tenant); herr != nil {
+				return false, herr
+			}
+		}
+		moved, herr := k.heal(dctx, p, f, seq, tenant, v)
+		if herr != nil {
+			return false, herr
+		}
+		retry = retry || moved
+	}
+	return retry, nil
+}

@@ -1,0 +1,56 @@
+package listeners
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/mgmevents/mgmevents/events"
+)
+
+// The tenant whose sequence numbers an `auto:"inc,scope=tenant"` field.
+
+// tenantOf returns the tenant whose sequence numbers field f of the model
+// mv: "" for a field that is not tenant-scoped; else the current tenant,
+// which a tenant the model names must match, or under AllTenants the
+// model's. It refuses before anything is reserved, so that a request
+// without the tenant cannot use up that tenant's numbers.
+func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
+	if !f.ScopeTenant {
+		return "", nil
+	}
+	named := p.schema.Tenant.Value(mv).String()
+	current, all, err := k.tenancy.Tenant(ctx)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("%w (when Tenancy resolves the tenant its own way, give NewAutoKeys listeners.WithTenancy)", err)
+	case all && named != "":
+		return named, nil
+	case all:
+		err = fmt.Errorf("%w: under AllTenants the model must name its tenant", ErrNoTenant)
+	case named != "" && named != current:
+		err = fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
+	default:
+		return current, nil
+	}
+	return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
+}
+
+// upsertTenant returns the tenant an upsert's document will belong to,
+// for a tenant-scoped field: the tenant the final filter requires, or else
+// the current one.
+func (k *AutoKeys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filter any) (string, error) {
+	if !f.ScopeTenant {
+		return "", nil
+	}
+	eqs, err := events.Equalities(filter)
+	if err != nil {
+		return "", err
+	}
+	for _, eq := range eqs {
+		if t, ok := eq.Value.(string); ok && eq.Key == p.schema.Tenant.BSON && t != "" {
+			return t, nil
+		}
+	}
+	return k.tenantOf(ctx, p, f, reflect.New(p.schema.Struct).Elem())
+}
