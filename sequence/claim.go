@@ -186,12 +186,13 @@ func (st *claimStore) advance(ctx context.Context, s *Sequence, past int64, forc
 		if force && past < h.end {
 			return mark{}, fmt.Errorf("counter %q: lowering it from %d to %d would hand out numbers again: %w", s.name, h.end, past, ErrUnsupported)
 		}
-		if h.end >= past {
-			return h, nil
-		}
-		ok, err := st.insert(ctx, s, h.ver+1, past, false)
+		// A move settles a version even when the head is past already, so
+		// that a holder's give-back (the version after its own) fails and
+		// cannot take the counter back below past.
+		end := max(h.end, past)
+		ok, err := st.insert(ctx, s, h.ver+1, end, false)
 		if ok || err != nil {
-			return mark{end: past, ver: h.ver + 1}, err
+			return mark{end: end, ver: h.ver + 1}, err
 		}
 	}
 	return mark{}, fmt.Errorf("counter %q: not advanced after %d attempts", s.name, maxAttempts)

@@ -30,7 +30,8 @@ type store interface {
 }
 
 // mark is a place in a sequence: the last number of a reservation and, for
-// Claim, the version of the claim that made it (0 for Atomic).
+// Claim, the version of the claim that made it; for Atomic, the number of
+// admin moves of the counter seen then (see atomicStore.giveBack).
 type mark struct{ end, ver int64 }
 
 // newer reports whether m is a later reservation than o.
@@ -40,7 +41,8 @@ func (m mark) newer(o mark) bool { return m.ver > o.ver || (m.ver == o.ver && m.
 const maxAttempts = 10000
 
 type counterDoc struct {
-	Seq int64 `bson:"seq"`
+	Seq   int64 `bson:"seq"`
+	Moves int64 `bson:"moves"` // admin moves (AdvancePast, SetNext); absent until the first
 }
 
 // atomicStore uses findOneAndUpdate {$inc}, atomic on MongoDB.
@@ -49,11 +51,10 @@ type atomicStore struct{ a *Allocator }
 func (*atomicStore) kind() Strategy { return Atomic }
 
 func (st *atomicStore) reserve(ctx context.Context, s *Sequence, _ mark, n int64) (mark, error) {
-	last, err := st.inc(ctx, s, n)
-	return mark{end: last}, err
+	return st.inc(ctx, s, n)
 }
 
-func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (int64, error) {
+func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, error) {
 	a := st.a
 	for range maxAttempts {
 		var doc counterDoc
@@ -63,29 +64,29 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (int64, er
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
 		if err == nil {
 			if doc.Seq < n || doc.Seq < s.start-1+n {
-				return 0, fmt.Errorf("counter %q is at %d after adding %d: %w", s.name, doc.Seq, n, ErrOverflow)
+				return mark{}, fmt.Errorf("counter %q is at %d after adding %d: %w", s.name, doc.Seq, n, ErrOverflow)
 			}
-			return doc.Seq, nil
+			return mark{end: doc.Seq, ver: doc.Moves}, nil
 		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
-			return 0, err
+			return mark{}, err
 		}
 		// First use: create the counter holding the first block. A racing
 		// creator makes this a duplicate key; then $inc again.
 		if s.start-1 > math.MaxInt64-n {
-			return 0, fmt.Errorf("counter %q: start %d + %d: %w", s.name, s.start, n, ErrOverflow)
+			return mark{}, fmt.Errorf("counter %q: start %d + %d: %w", s.name, s.start, n, ErrOverflow)
 		}
 		last := s.start - 1 + n
 		a.roundTrips.Add(1)
 		_, err = a.counters.InsertOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last}})
 		if err == nil {
-			return last, nil
+			return mark{end: last}, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return 0, err
+			return mark{}, err
 		}
 	}
-	return 0, fmt.Errorf("counter %q: no block after %d attempts", s.name, maxAttempts)
+	return mark{}, fmt.Errorf("counter %q: no block after %d attempts", s.name, maxAttempts)
 }
 
 func (st *atomicStore) current(ctx context.Context, s *Sequence) (int64, error) {
@@ -106,23 +107,30 @@ func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, for
 	for range maxAttempts {
 		var doc counterDoc
 		st.a.roundTrips.Add(1)
+		// Every move counts, even one that leaves seq as it was, so that a
+		// holder's give-back (filtered on the moves it saw) cannot undo it.
 		err := st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
-			bson.D{{Key: op, Value: bson.D{{Key: "seq", Value: past}}}},
+			bson.D{{Key: op, Value: bson.D{{Key: "seq", Value: past}}}, {Key: "$inc", Value: bson.D{{Key: "moves", Value: 1}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
 		if !mongo.IsDuplicateKeyError(err) {
-			return mark{end: doc.Seq}, err
+			return mark{end: doc.Seq, ver: doc.Moves}, err
 		}
 	}
 	return mark{}, fmt.Errorf("counter %q: not advanced after %d attempts", s.name, maxAttempts)
 }
 
 // giveBack moves the counter from the block's end back to from-1, with a
-// filter on the block's end: if anyone reserved after it, the counter has
-// moved on and nothing matches. (On FerretDB that holds for one connection
-// only, like the rest of this strategy.)
+// filter on the block's end and on the admin moves seen when the block was
+// reserved: if anyone reserved after it, or moved the counter (AdvancePast,
+// even to where it already was), nothing matches. (On FerretDB that holds
+// for one connection only, like the rest of this strategy.)
 func (st *atomicStore) giveBack(ctx context.Context, s *Sequence, last mark, from int64) (bool, error) {
+	moves := bson.E{Key: "moves", Value: last.ver}
+	if last.ver == 0 {
+		moves.Value = bson.D{{Key: "$exists", Value: false}}
+	}
 	st.a.roundTrips.Add(1)
-	res, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last.end}},
+	res, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last.end}, moves},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: from - 1}}}})
 	if err != nil {
 		return false, err
