@@ -277,18 +277,7 @@ func TestAttackWinnerPausedBeforeFloorRead(t *testing.T) {
 	var all []int64
 	all = append(all, take(t, sb, 3)...)
 	g.arm()
-	got := make(chan []int64)
-	go func() {
-		out := make([]int64, 15)
-		for i := range out {
-			v, err := ss.Next(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			out[i] = v
-		}
-		got <- out
-	}()
+	got := takeInBackground(t, ss, 15)
 	wait(t, g.hit, "the sleeper's floor read")
 	all = append(all, take(t, sb, 40)...) // many versions, many prunes
 	require.NoError(t, busy.Close(ctx))   // waits for the prunes
@@ -314,18 +303,7 @@ func TestAttackStaleInsertPausedAcrossPrunes(t *testing.T) {
 	all = append(all, take(t, ss, 2)...) // sleeper holds v1: 1..5
 	all = append(all, take(t, sb, 2)...)
 	g.arm()
-	got := make(chan []int64)
-	go func() {
-		out := make([]int64, 10)
-		for i := range out {
-			v, err := ss.Next(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			out[i] = v
-		}
-		got <- out
-	}()
+	got := takeInBackground(t, ss, 10)
 	wait(t, g.hit, "the sleeper's insert")
 	all = append(all, take(t, sb, 30)...)
 	require.NoError(t, busy.Close(ctx))
@@ -496,4 +474,22 @@ func TestAttackChaos(t *testing.T) {
 		}
 		t.Logf("%d numbers from %d allocators, all distinct", len(all), lifetimes.Load())
 	})
+}
+
+// takeInBackground takes n numbers from s in a goroutine (errors reported
+// with t.Error, which is safe there) and sends them when done.
+func takeInBackground(t *testing.T, s *sequence.Sequence, n int) <-chan []int64 {
+	got := make(chan []int64, 1)
+	go func() {
+		out := make([]int64, n)
+		for i := range out {
+			v, err := s.Next(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			out[i] = v
+		}
+		got <- out
+	}()
+	return got
 }
