@@ -1,0 +1,36 @@
+// Package outbox stores domain events in the same single-document write as
+// the change that caused them, and delivers them at least once, in order
+// per document, through relays that share the work by leases.
+package outbox
+
+import (
+	"context"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// Message is one domain event as a relay delivers it.
+type Message struct {
+	ID      string    // unique per event (UUIDv7); consumers de-duplicate on it
+	Type    string    // as recorded
+	Source  string    // the collection
+	Subject string    // the document's _id as a string (hex for an ObjectID)
+	Tenant  string    // the model's tenant, when it has a tenant field
+	Seq     int64     // 1, 2, 3, … per document, in the order recorded
+	Time    time.Time // when it was recorded
+	Data    bson.Raw  // the recorded data, encoded with the repository's registry
+	Attempt int       // 1 on the first delivery
+}
+
+// Publisher delivers messages to a broker. Publish must return only once the
+// broker has the message; an error makes the relay retry it later.
+type Publisher interface {
+	Publish(ctx context.Context, m Message) error
+}
+
+// PublisherFunc adapts a function to a Publisher, as http.HandlerFunc does.
+type PublisherFunc func(ctx context.Context, m Message) error
+
+// Publish calls f(ctx, m).
+func (f PublisherFunc) Publish(ctx context.Context, m Message) error { return f(ctx, m) }
