@@ -1,11 +1,3 @@
-// Package events is the lifecycle event bus of mgmevents: Spring Data
-// MongoDB's seven mapping events for Go models, plus the query and update
-// events that let listeners see and rewrite every filter, update and
-// pipeline a repository sends, with typed listeners, explicit ordering and
-// errors that abort an operation before it reaches the database. The
-// package does no database I/O; package repo publishes the events around
-// each operation. And, Equalities and ParseUpdate help listeners edit
-// filters and updates of any shape.
 package events
 
 import (

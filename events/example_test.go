@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -12,9 +12,9 @@ import (
 // the result.
 func ExampleAnd() {
 	acme := bson.E{Key: "tenant", Value: "acme"}
-	fmt.Println(events.And(bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}, acme))
-	fmt.Println(events.And(bson.M{"tenant": "globex"}, acme)) // the same field: a nested conjunction
-	fmt.Println(events.And(nil, acme))
+	fmt.Println(mql.And(bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}, acme))
+	fmt.Println(mql.And(bson.M{"tenant": "globex"}, acme)) // the same field: a nested conjunction
+	fmt.Println(mql.And(nil, acme))
 	// Output:
 	// [{$or [map[tenant:globex] map[public:true]]} {tenant acme}]
 	// [{$and [map[tenant:globex] [{tenant acme}]]}]
@@ -25,7 +25,7 @@ func ExampleAnd() {
 // set, without changing the caller's update.
 func ExampleParseUpdate() {
 	caller := bson.M{"$set": bson.M{"title": "new"}}
-	u, err := events.ParseUpdate(caller)
+	u, err := mql.ParseUpdate(caller)
 	if err != nil {
 		panic(err)
 	}

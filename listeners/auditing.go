@@ -11,6 +11,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -153,7 +154,7 @@ func (l *Auditing) update(ctx context.Context, e *events.Event) error {
 	if err != nil || len(s.Audit) == 0 {
 		return err
 	}
-	u, err := events.ParseUpdate(e.Update)
+	u, err := mql.ParseUpdate(e.Update)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/mongo"
 )
@@ -258,7 +259,7 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 	if p == nil {
 		return err
 	}
-	u, err := events.ParseUpdate(e.Update)
+	u, err := mql.ParseUpdate(e.Update)
 	if err != nil {
 		return err
 	}

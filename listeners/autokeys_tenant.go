@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/mql"
 )
 
 // The tenant whose sequence numbers an `auto:"inc,scope=tenant"` field.
@@ -43,7 +43,7 @@ func (k *AutoKeys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filt
 	if !f.ScopeTenant {
 		return "", nil
 	}
-	eqs, err := events.Equalities(filter)
+	eqs, err := mql.Equalities(filter)
 	if err != nil {
 		return "", err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -295,7 +296,7 @@ func TestEncDefendPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		switch e.Type {
 		case events.BeforeSave:
-			d, err := events.ToD(e.Document)
+			d, err := mql.ToD(e.Document)
 			if err != nil {
 				return err
 			}
@@ -308,7 +309,7 @@ func TestEncDefendPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 			e.Document, err = bson.Marshal(dedupe(d))
 			return err
 		case events.BeforeUpdate:
-			u, err := events.ParseUpdate(e.Update)
+			u, err := mql.ParseUpdate(e.Update)
 			if err != nil {
 				return err
 			}
@@ -324,10 +325,10 @@ func TestEncDefendPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 			e.Update = u.Value()
 		case events.BeforeQuery:
 			if mode == "plaintext" && e.Filter != nil {
-				e.Filter = events.And(e.Filter, bson.E{Key: "email", Value: "PLAINTEXT-query@x"})
+				e.Filter = mql.And(e.Filter, bson.E{Key: "email", Value: "PLAINTEXT-query@x"})
 			}
 			if mode == "plaintext" && e.Pipeline != nil {
-				st, err := events.Stages(e.Pipeline)
+				st, err := mql.Stages(e.Pipeline)
 				if err != nil {
 					return err
 				}

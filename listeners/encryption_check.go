@@ -9,6 +9,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
@@ -120,9 +121,9 @@ func (x *Encryption) checkQuery(p *encPlan, e *events.Event) error {
 // lookup, so one left is plaintext a later listener added.
 func (p *encPlan) checkFilter(filter any, depth int) error {
 	if depth > maxEncDepth {
-		return fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+		return fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, mql.ErrBadDocument)
 	}
-	d, err := events.ToD(filter)
+	d, err := mql.ToD(filter)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (p *encPlan) checkFilter(filter any, depth int) error {
 // ciphertexts, or unset, and each blind index is set or unset only with
 // its field, by the same operator.
 func (p *encPlan) checkUpdate(update any) error {
-	u, err := events.ParseUpdate(update)
+	u, err := mql.ParseUpdate(update)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (p *encPlan) checkUpdate(update any) error {
 		return p.checkPipelineUpdate(u)
 	}
 	for _, op := range u.Operators() {
-		fields, err := events.ToD(op.Value)
+		fields, err := mql.ToD(op.Value)
 		if err != nil {
 			return err
 		}
@@ -285,7 +286,7 @@ func isBlindIndexValue(v any) bool {
 func mentions(p *encPlan, v any) bool {
 	var raw bson.Raw
 	var err error
-	if st, serr := events.Stages(v); serr == nil && events.IsPipeline(v) {
+	if st, serr := mql.Stages(v); serr == nil && mql.IsPipeline(v) {
 		raw, err = bsonio.Marshal(registry, bson.D{{Key: "p", Value: st}})
 	} else {
 		raw, err = bsonio.Marshal(registry, v)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func TestEncryptionEveryWritePathStoresNoPlaintext(t *testing.T) {
 		if e.Type != events.BeforeSave || e.Document.Lookup("ward").StringValue() != "replace-me" {
 			return nil
 		}
-		d, err := events.ToD(e.Document)
+		d, err := mql.ToD(e.Document)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -84,7 +85,7 @@ func (p *encPlan) checkSort(sort any) error {
 	if sort == nil {
 		return nil
 	}
-	d, err := events.ToD(sort)
+	d, err := mql.ToD(sort)
 	if err != nil {
 		return err
 	}
@@ -103,9 +104,9 @@ const maxEncDepth = 100
 // encrypted field. It reports whether anything changed.
 func (x *Encryption) filter(p *encPlan, coll string, filter any, depth int) (bson.D, bool, error) {
 	if depth > maxEncDepth {
-		return nil, false, fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+		return nil, false, fmt.Errorf("listeners: filter nested deeper than %d levels: %w", maxEncDepth, mql.ErrBadDocument)
 	}
-	d, err := events.ToD(filter)
+	d, err := mql.ToD(filter)
 	if err != nil {
 		return nil, false, err
 	}
@@ -279,12 +280,12 @@ func queryOperators(cond any) (bson.D, bool, error) {
 	case []bson.E:
 		d = bson.D(c)
 	case bson.Raw:
-		d, err = events.ToD(c)
+		d, err = mql.ToD(c)
 	case bson.RawValue:
 		if c.Type != bson.TypeEmbeddedDocument {
 			return nil, false, nil
 		}
-		d, err = events.ToD(c.Document())
+		d, err = mql.ToD(c.Document())
 	default:
 		rv := reflect.ValueOf(cond)
 		for rv.Kind() == reflect.Pointer && !rv.IsNil() {
@@ -293,7 +294,7 @@ func queryOperators(cond any) (bson.D, bool, error) {
 		if k := rv.Kind(); k != reflect.Map && k != reflect.Struct {
 			return nil, false, nil
 		}
-		d, err = events.ToD(cond)
+		d, err = mql.ToD(cond)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("listeners: a condition of type %T on an encrypted field: %w: %w", cond, ErrEncryptedField, err)
@@ -333,7 +334,7 @@ func arrayValues(v any) ([]any, error) {
 	case bson.RawValue:
 		arr, ok := a.ArrayOK()
 		if !ok {
-			return nil, fmt.Errorf("%v is not an array: %w", a.Type, events.ErrBadDocument)
+			return nil, fmt.Errorf("%v is not an array: %w", a.Type, mql.ErrBadDocument)
 		}
 		vals, err := arr.Values()
 		if err != nil {
@@ -347,7 +348,7 @@ func arrayValues(v any) ([]any, error) {
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
-		return nil, fmt.Errorf("%T is not an array: %w", v, events.ErrBadDocument)
+		return nil, fmt.Errorf("%T is not an array: %w", v, mql.ErrBadDocument)
 	}
 	out := make([]any, rv.Len())
 	for i := range out {
@@ -389,9 +390,9 @@ func (b blindEq) MarshalJSON() ([]byte, error) {
 // (Check), it changes nothing and refuses a $match that was not rewritten.
 func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, final bool) ([]bson.D, bool, error) {
 	if depth > maxEncDepth {
-		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+		return nil, false, fmt.Errorf("listeners: pipeline nested deeper than %d levels: %w", maxEncDepth, mql.ErrBadDocument)
 	}
-	stages, err := events.Stages(pipeline)
+	stages, err := mql.Stages(pipeline)
 	if err != nil {
 		return nil, false, err
 	}
@@ -433,7 +434,7 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, 
 }
 
 func (x *Encryption) facet(p *encPlan, coll string, value any, depth int, final bool) (bson.D, bool, error) {
-	d, err := events.ToD(value)
+	d, err := mql.ToD(value)
 	if err != nil {
 		return nil, false, err
 	}
@@ -463,7 +464,7 @@ func (p *encPlan) checkStage(s bson.E) error {
 	if err := p.scanStage(raw, 0); err != nil {
 		return fmt.Errorf("%s: %w", s.Key, err)
 	}
-	d, err := events.ToD(s.Value)
+	d, err := mql.ToD(s.Value)
 	if err != nil {
 		return nil // $unset: "field", $count: "n", $limit: 5 ...
 	}
@@ -503,7 +504,7 @@ func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
 	case primitive.JavaScript, primitive.CodeWithScope:
 		return p.namedIn(fmt.Sprint(t)) // $function's body
 	case bson.D, bson.M, map[string]any, bson.Raw:
-		d, err := events.ToD(v)
+		d, err := mql.ToD(v)
 		if err != nil {
 			return p.any()
 		}
@@ -551,7 +552,7 @@ func (p *encPlan) any() *model.EncryptedField {
 // result, and decrypting it would make the application an oracle for
 // ciphertexts taken from a dump.
 func preservesDocuments(pipeline any) bool {
-	st, err := events.Stages(pipeline)
+	st, err := mql.Stages(pipeline)
 	if err != nil {
 		return false
 	}
@@ -579,7 +580,7 @@ func preservesDocuments(pipeline any) bool {
 // fieldSelection reports whether projection only includes or excludes
 // fields: every value is 0, 1, true or false.
 func fieldSelection(projection any) bool {
-	d, err := events.ToD(projection)
+	d, err := mql.ToD(projection)
 	if err != nil {
 		return false
 	}
@@ -652,7 +653,7 @@ func (p *encPlan) refuseForbidden(v any) error {
 // restrictSearchWithMatch, which are not rewritten.
 func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
 	if depth > maxEncDepth {
-		return fmt.Errorf("listeners: stage nested deeper than %d levels: %w", maxEncDepth, events.ErrBadDocument)
+		return fmt.Errorf("listeners: stage nested deeper than %d levels: %w", maxEncDepth, mql.ErrBadDocument)
 	}
 	elems, err := doc.Elements()
 	if err != nil {

@@ -3,8 +3,8 @@ package listeners
 import (
 	"reflect"
 
-	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -25,7 +25,7 @@ import (
 // filter that query rewrote; it becomes the encrypted value and its index,
 // unless the update writes the field itself.
 func (x *Encryption) update(p *encPlan, coll string, filter, update any, collation *options.Collation) (any, error) {
-	u, err := events.ParseUpdate(update)
+	u, err := mql.ParseUpdate(update)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any, collati
 	seeds := map[*model.EncryptedField]bson.RawValue{}
 	var ops bson.D
 	for _, op := range u.Operators() {
-		fields, err := events.ToD(op.Value)
+		fields, err := mql.ToD(op.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -112,10 +112,10 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any, collati
 
 // written returns the encrypted fields that the update document u writes
 // itself.
-func (p *encPlan) written(u *events.Update) (map[string]bool, error) {
+func (p *encPlan) written(u *mql.Update) (map[string]bool, error) {
 	w := map[string]bool{}
 	for _, op := range u.Operators() {
-		fields, err := events.ToD(op.Value)
+		fields, err := mql.ToD(op.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +161,7 @@ func (p *encPlan) checkRename(op string, fe bson.E) error {
 
 // checkPipelineUpdate refuses an update pipeline that writes or reads an
 // encrypted field or a blind index.
-func (p *encPlan) checkPipelineUpdate(u *events.Update) error {
+func (p *encPlan) checkPipelineUpdate(u *mql.Update) error {
 	for name, f := range p.fields {
 		if u.Touches(name) || (f.Eq && u.Touches(f.BlindIndex())) {
 			return refuseEncrypted(f.BSON, "an update pipeline")
@@ -180,7 +180,7 @@ func (p *encPlan) checkPipelineUpdate(u *events.Update) error {
 // pinnedBinding returns the binding of values an update with filter writes: to
 // the _id the filter's equalities pin, when they pin exactly one.
 func pinnedBinding(filter any) (sealBinding, error) {
-	eqs, err := events.Equalities(filter)
+	eqs, err := mql.Equalities(filter)
 	if err != nil {
 		return unboundValue, err
 	}

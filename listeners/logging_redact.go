@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -49,7 +49,7 @@ func redactSecrets(v any, names map[string]bool, depth int) any {
 	}
 	switch v.(type) {
 	case bson.D, bson.M, map[string]any, bson.Raw:
-		d, err := events.ToD(v)
+		d, err := mql.ToD(v)
 		if err != nil {
 			return redactedValue
 		}

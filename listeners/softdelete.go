@@ -9,6 +9,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -120,7 +121,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Pipeline, err = prependMatch(e.Pipeline, live)
 			return err
 		}
-		e.Filter = events.And(e.Filter, live)
+		e.Filter = mql.And(e.Filter, live)
 	case events.BeforeDelete:
 		if ctx.Value(hardDeleteKey{}) != nil {
 			return nil
@@ -163,7 +164,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			}
 			ok, err = leadingMatchRequires(e.Pipeline, liveCondition(at))
 		} else {
-			ok, err = events.Requires(e.Filter, liveCondition(at))
+			ok, err = mql.Requires(e.Filter, liveCondition(at))
 		}
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: a listener removed the condition that skips deleted documents", ErrUnguardedQuery)
@@ -173,7 +174,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		if ctx.Value(hardDeleteKey{}) != nil {
 			return nil
 		}
-		u, err := events.ParseUpdate(e.Update)
+		u, err := mql.ParseUpdate(e.Update)
 		if err == nil && (u.IsPipeline() || !u.Touches(at.BSON)) {
 			err = errors.New("the update does not set the mark")
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -27,7 +27,7 @@ var (
 // judged on the BSON the driver will send, or when the pipeline cannot be
 // read.
 func refuseStages(pipeline any, why string, names ...string) error {
-	st, err := events.Stages(pipeline)
+	st, err := mql.Stages(pipeline)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnguardedQuery, err)
 	}
@@ -74,9 +74,9 @@ func keyIn(doc bson.Raw, names []string, depth int) string {
 }
 
 // leadingMatchRequires reports whether one of the $match stages that open
-// pipeline requires cond (see events.Requires).
+// pipeline requires cond (see mql.Requires).
 func leadingMatchRequires(pipeline any, cond bson.E) (bool, error) {
-	st, err := events.Stages(pipeline)
+	st, err := mql.Stages(pipeline)
 	if err != nil {
 		return false, err
 	}
@@ -84,7 +84,7 @@ func leadingMatchRequires(pipeline any, cond bson.E) (bool, error) {
 		if len(s) != 1 || s[0].Key != "$match" {
 			break
 		}
-		if ok, err := events.Requires(s[0].Value, cond); ok || err != nil {
+		if ok, err := mql.Requires(s[0].Value, cond); ok || err != nil {
 			return ok, err
 		}
 	}
@@ -93,7 +93,7 @@ func leadingMatchRequires(pipeline any, cond bson.E) (bool, error) {
 
 // prependMatch returns pipeline with {$match: {cond}} first.
 func prependMatch(pipeline any, cond bson.E) ([]bson.D, error) {
-	st, err := events.Stages(pipeline)
+	st, err := mql.Stages(pipeline)
 	if err != nil {
 		return nil, err
 	}

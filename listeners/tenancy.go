@@ -8,6 +8,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -80,7 +81,7 @@ func WithTenantResolver(r TenantResolver) TenancyOption {
 // and its Check verifies, after all listeners, policies included, that
 // what will be sent is still confined; so nothing but AllTenants widens it.
 //
-//   - Every filter is ANDed with the tenant (events.And): reads, counts,
+//   - Every filter is ANDed with the tenant (mql.And): reads, counts,
 //     Distinct, updates, deletes, replaces, find-and-modify. No user filter
 //     can widen a conjunction. A collation other than "simple" is refused
 //     (ErrUnguardedQuery): it could make the tenant match another.
@@ -171,12 +172,12 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Pipeline, err = prependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
 			return err
 		}
-		e.Filter = events.And(e.Filter, bson.E{Key: f, Value: tenant})
+		e.Filter = mql.And(e.Filter, bson.E{Key: f, Value: tenant})
 	case events.BeforeUpdate:
 		if !e.Upsert {
 			return nil
 		}
-		u, err := events.ParseUpdate(e.Update)
+		u, err := mql.ParseUpdate(e.Update)
 		if err != nil || u.IsPipeline() || u.Touches(f) {
 			return err // a pipeline upsert gets the filter's equalities from the server
 		}
@@ -256,14 +257,14 @@ func checkConfined(e *events.Event, field, tenant string) error {
 		}
 		return err
 	}
-	ok, err := events.Requires(e.Filter, cond)
+	ok, err := mql.Requires(e.Filter, cond)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: a listener removed the tenant condition from the filter", ErrTenantMismatch)
 	}
 	if err != nil || !e.Upsert {
 		return err
 	}
-	eqs, err := events.Equalities(e.Filter)
+	eqs, err := mql.Equalities(e.Filter)
 	if err != nil {
 		return err
 	}
@@ -278,7 +279,7 @@ func checkConfined(e *events.Event, field, tenant string) error {
 // checkTenantUpdate refuses an update that would change a document's
 // tenant, and an upsert whose new document would not get the tenant.
 func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) error {
-	u, err := events.ParseUpdate(update)
+	u, err := mql.ParseUpdate(update)
 	if err != nil {
 		return err
 	}
@@ -293,13 +294,13 @@ func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) 
 	}
 	stamped := false
 	for _, op := range u.Operators() {
-		fields, err := events.ToD(op.Value)
+		fields, err := mql.ToD(op.Value)
 		if err != nil {
 			return err
 		}
 		for _, kv := range fields {
 			to, _ := kv.Value.(string)
-			if !events.PathsOverlap(kv.Key, field) && (op.Key != "$rename" || !events.PathsOverlap(to, field)) {
+			if !mql.PathsOverlap(kv.Key, field) && (op.Key != "$rename" || !mql.PathsOverlap(to, field)) {
 				continue
 			}
 			same := (op.Key == "$set" || op.Key == "$setOnInsert") && kv.Key == field

@@ -7,6 +7,7 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -84,7 +85,7 @@ func Example_beforeQuery() {
 
 	bus := events.NewBus()
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
-		e.Filter = events.And(e.Filter, bson.E{Key: "draft", Value: false})
+		e.Filter = mql.And(e.Filter, bson.E{Key: "draft", Value: false})
 		return nil
 	}), events.ForModel[*Post](), events.On(events.BeforeQuery))
 	posts, err := repo.New[*Post](bus, repo.WithDatabase(db))

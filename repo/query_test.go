@@ -7,6 +7,7 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,14 +30,14 @@ type item struct {
 // listener would.
 func ownerA(_ context.Context, e *events.Event) error {
 	if e.Pipeline != nil {
-		st, err := events.Stages(e.Pipeline)
+		st, err := mql.Stages(e.Pipeline)
 		if err != nil {
 			return err
 		}
 		e.Pipeline = append([]bson.D{{{Key: "$match", Value: bson.D{{Key: "owner", Value: "a"}}}}}, st...)
 		return nil
 	}
-	e.Filter = events.And(e.Filter, bson.E{Key: "owner", Value: "a"})
+	e.Filter = mql.And(e.Filter, bson.E{Key: "owner", Value: "a"})
 	return nil
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
@@ -205,7 +206,7 @@ func (r *Repository[T]) canon(v any) (any, error) {
 	if _, ok := v.(bson.Raw); ok {
 		return v, nil
 	}
-	if !events.IsPipeline(v) {
+	if !mql.IsPipeline(v) {
 		raw, err := bsonio.Marshal(r.reg, v)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %T: %w: %w", v, ErrInvalidArgument, err)

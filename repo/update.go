@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -150,13 +151,13 @@ func checkUpdate(update any) error {
 	case nil:
 		err = errors.New("nil update")
 	case bson.D:
-		err = events.CheckOperators(u)
+		err = mql.CheckOperators(u)
 	case bson.M:
 		err = checkOperatorKeys(u)
 	case map[string]any:
 		err = checkOperatorKeys(u)
 	default:
-		_, err = events.ParseUpdate(update)
+		_, err = mql.ParseUpdate(update)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
@@ -166,11 +167,11 @@ func checkUpdate(update any) error {
 
 func checkOperatorKeys(m map[string]any) error {
 	if len(m) == 0 {
-		return events.CheckOperators(nil)
+		return mql.CheckOperators(nil)
 	}
 	for k := range m {
 		if !strings.HasPrefix(k, "$") {
-			return events.CheckOperators(bson.D{{Key: k}})
+			return mql.CheckOperators(bson.D{{Key: k}})
 		}
 	}
 	return nil
@@ -186,7 +187,7 @@ func checkOperatorKeys(m map[string]any) error {
 // An update pipeline gets the version but no equalities: MongoDB copies
 // them, and FerretDB has no update pipelines.
 func (r *Repository[T]) completeUpdate(filter, update any, upsert bool) (any, error) {
-	u, err := events.ParseUpdate(update)
+	u, err := mql.ParseUpdate(update)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
@@ -196,7 +197,7 @@ func (r *Repository[T]) completeUpdate(filter, update any, upsert bool) (any, er
 		}
 	}
 	if upsert && !u.IsPipeline() {
-		eqs, err := events.Equalities(filter)
+		eqs, err := mql.Equalities(filter)
 		if err != nil {
 			return nil, fmt.Errorf("upsert filter: %w", err)
 		}

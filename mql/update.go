@@ -1,4 +1,4 @@
-package events
+package mql
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // ParseUpdate copies what it changes, so the caller's update value is never
 // modified. A typical listener:
 //
-//	u, err := events.ParseUpdate(e.Update)
+//	u, err := mql.ParseUpdate(e.Update)
 //	if err != nil {
 //		return err
 //	}

@@ -1,10 +1,11 @@
-package events_test
+package mql_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/mql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
@@ -16,7 +17,7 @@ func TestAndEveryShape(t *testing.T) {
 	cond := bson.E{Key: "tenant", Value: "acme"}
 	only := bson.D{cond}
 	for name, empty := range map[string]any{"nil": nil, "D": bson.D{}, "M": bson.M{}, "map": map[string]any{}, "Raw": mustRaw(t, bson.D{})} {
-		assert.Equal(t, only, events.And(empty, cond), "an empty %s filter gives the condition alone", name)
+		assert.Equal(t, only, mql.And(empty, cond), "an empty %s filter gives the condition alone", name)
 	}
 	type byName struct {
 		Name string `bson:"name"`
@@ -27,7 +28,7 @@ func TestAndEveryShape(t *testing.T) {
 		"struct":             byName{"x"},
 		"Raw":                mustRaw(t, bson.D{{Key: "name", Value: "globex"}}),
 	} {
-		got := events.And(f, cond)
+		got := mql.And(f, cond)
 		require.Len(t, got, 1, name)
 		assert.Equal(t, "$and", got[0].Key, name)
 		assert.Equal(t, bson.A{f, only}, got[0].Value, "%s: the filter is kept whole inside the conjunction", name)
@@ -36,15 +37,15 @@ func TestAndEveryShape(t *testing.T) {
 		"D": bson.D{{Key: "name", Value: "x"}, {Key: "$or", Value: bson.A{bson.M{"tenant": "globex"}}}},
 		"M": bson.M{"name": "x", "$or": bson.A{bson.M{"tenant": "globex"}}},
 	} {
-		got := events.And(f, cond)
+		got := mql.And(f, cond)
 		assert.Equal(t, bson.D{{Key: "$or", Value: bson.A{bson.M{"tenant": "globex"}}}, {Key: "name", Value: "x"}, cond}[2], got[len(got)-1], name)
 		assert.Len(t, got, 3, "%s: flat, the condition beside the filter's own", name)
-		ok, err := events.Requires(got, cond)
+		ok, err := mql.Requires(got, cond)
 		require.NoError(t, err)
 		assert.True(t, ok, name)
 	}
 	d := bson.D{{Key: "name", Value: "x"}}
-	got := events.And(d, cond)
+	got := mql.And(d, cond)
 	assert.Equal(t, bson.D{{Key: "name", Value: "x"}, cond}, got)
 	assert.Equal(t, bson.D{{Key: "name", Value: "x"}}, d, "the caller's filter is not changed")
 	got[0].Value = "changed"
@@ -71,7 +72,7 @@ func TestEqualities(t *testing.T) {
 			bson.D{{Key: "$and", Value: []bson.D{{{Key: "h", Value: 8}}}}},
 		}},
 	}
-	got, err := events.Equalities(filter)
+	got, err := mql.Equalities(filter)
 	require.NoError(t, err)
 	assert.Equal(t, bson.D{
 		{Key: "a", Value: 1},
@@ -81,12 +82,12 @@ func TestEqualities(t *testing.T) {
 		{Key: "h", Value: 8},
 	}, got)
 
-	got, err = events.Equalities(events.And(bson.M{"tenant": "globex"}, bson.E{Key: "tenant", Value: "acme"}))
+	got, err = mql.Equalities(mql.And(bson.M{"tenant": "globex"}, bson.E{Key: "tenant", Value: "acme"}))
 	require.NoError(t, err)
 	assert.Equal(t, bson.D{{Key: "tenant", Value: "globex"}, {Key: "tenant", Value: "acme"}}, got, "a path matched twice appears twice")
 
-	_, err = events.Equalities(bson.D{{Key: "$and", Value: "not an array"}})
-	assert.ErrorIs(t, err, events.ErrBadDocument)
+	_, err = mql.Equalities(bson.D{{Key: "$and", Value: "not an array"}})
+	assert.ErrorIs(t, err, mql.ErrBadDocument)
 }
 
 func TestStages(t *testing.T) {
@@ -95,16 +96,16 @@ func TestStages(t *testing.T) {
 		"[]bson.M":       []bson.M{{"$match": bson.M{"a": 1}}},
 		"bson.A":         bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "a", Value: 1}}}}},
 	} {
-		st, err := events.Stages(p)
+		st, err := mql.Stages(p)
 		require.NoError(t, err, name)
 		require.Len(t, st, 1, name)
 		assert.Equal(t, "$match", st[0][0].Key, name)
 	}
-	st, err := events.Stages(nil)
+	st, err := mql.Stages(nil)
 	require.NoError(t, err)
 	assert.Empty(t, st)
-	_, err = events.Stages(bson.D{{Key: "$match", Value: 1}})
-	assert.ErrorIs(t, err, events.ErrBadDocument, "a document is not a pipeline")
+	_, err = mql.Stages(bson.D{{Key: "$match", Value: 1}})
+	assert.ErrorIs(t, err, mql.ErrBadDocument, "a document is not a pipeline")
 }
 
 func TestParseUpdate(t *testing.T) {
@@ -115,13 +116,13 @@ func TestParseUpdate(t *testing.T) {
 		"mixed":       bson.D{{Key: "$set", Value: bson.D{}}, {Key: "name", Value: "x"}},
 		"empty pipe":  mongo.Pipeline{},
 	} {
-		_, err := events.ParseUpdate(bad)
-		assert.ErrorIs(t, err, events.ErrBadDocument, name)
+		_, err := mql.ParseUpdate(bad)
+		assert.ErrorIs(t, err, mql.ErrBadDocument, name)
 	}
 
 	set := bson.D{{Key: "name", Value: "x"}}
 	orig := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.M{"n": 1}}, {Key: "$rename", Value: bson.D{{Key: "old", Value: "moved.to"}}}}
-	u, err := events.ParseUpdate(orig)
+	u, err := mql.ParseUpdate(orig)
 	require.NoError(t, err)
 	assert.False(t, u.IsPipeline())
 	for _, path := range []string{"name", "name.first", "n", "old", "moved", "moved.to.x"} {
@@ -141,7 +142,7 @@ func TestParseUpdate(t *testing.T) {
 	assert.Equal(t, bson.D{{Key: "name", Value: "x"}}, set, "the caller's $set is not changed")
 	assert.Len(t, orig, 3, "the caller's update is not changed")
 
-	p, err := events.ParseUpdate(mongo.Pipeline{{{Key: "$set", Value: bson.D{{Key: "a", Value: "$b"}}}}, {{Key: "$unset", Value: "c"}}})
+	p, err := mql.ParseUpdate(mongo.Pipeline{{{Key: "$set", Value: bson.D{{Key: "a", Value: "$b"}}}}, {{Key: "$unset", Value: "c"}}})
 	require.NoError(t, err)
 	assert.True(t, p.IsPipeline())
 	assert.True(t, p.Touches("a"))
@@ -149,7 +150,7 @@ func TestParseUpdate(t *testing.T) {
 	assert.False(t, p.Touches("b"))
 	require.NoError(t, p.Add("$set", "at", "$notAFieldPath"))
 	require.NoError(t, p.Add("$inc", "v", 1))
-	require.ErrorIs(t, p.Add("$push", "x", 1), events.ErrBadDocument)
+	require.ErrorIs(t, p.Add("$push", "x", 1), mql.ErrBadDocument)
 	st := p.Value().([]bson.D)
 	require.Len(t, st, 4)
 	assert.Equal(t, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: bson.D{{Key: "$literal", Value: "$notAFieldPath"}}}}}}, st[2],

@@ -1,4 +1,4 @@
-package events
+package mql
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // ErrBadDocument is returned, wrapped, for a filter, update or pipeline that
 // the helpers of this package cannot read as a document or an array of
 // documents.
-var ErrBadDocument = errors.New("events: not a document")
+var ErrBadDocument = errors.New("mql: not a document")
 
 // And returns a filter that matches what filter matches and also every
 // condition in cond. filter may have any shape the driver accepts (bson.D,
@@ -29,7 +29,7 @@ var ErrBadDocument = errors.New("events: not a document")
 // condition on the same field or any nesting all stay inside cond. filter
 // itself is not changed.
 //
-//	e.Filter = events.And(e.Filter, bson.E{Key: "tenant", Value: "acme"})
+//	e.Filter = mql.And(e.Filter, bson.E{Key: "tenant", Value: "acme"})
 func And(filter any, cond ...bson.E) bson.D {
 	c := bson.D(slices.Clone(cond))
 	if isEmpty(filter) {
@@ -249,7 +249,7 @@ func array(v any) ([]any, error) {
 // bson.D stages, so that a listener can add stages and assign the result
 // back:
 //
-//	st, err := events.Stages(e.Pipeline)
+//	st, err := mql.Stages(e.Pipeline)
 //	e.Pipeline = append([]bson.D{{{Key: "$match", Value: cond}}}, st...)
 func Stages(pipeline any) ([]bson.D, error) {
 	if pipeline == nil {
