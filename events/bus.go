@@ -80,7 +80,10 @@ func maskOf(types []Type) uint16 {
 }
 
 // Register adds l to the bus and returns a function that removes it again;
-// that function reports whether l was still registered. A nil l is ignored.
+// that function reports whether it removed l. A policy (see Policy) is never
+// removed: repositories created while it was registered rely on it for as
+// long as they live, so its unregister function does nothing and reports
+// false. A nil l is ignored.
 func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if l == nil {
 		return func() bool { return false }
@@ -127,6 +130,9 @@ func (ls *lists) of(r *registration) *[]*registration {
 }
 
 func (b *Bus) remove(r *registration) bool {
+	if r.policy {
+		return false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old := b.regs.Load()
@@ -155,22 +161,11 @@ func (b *Bus) Len() int {
 	return 0
 }
 
-// Policies returns the number of registered policies: the listeners that
-// run even when events are switched off.
-func (b *Bus) Policies() int {
-	if b == nil {
-		return 0
-	}
-	if p := b.regs.Load(); p != nil {
-		return len(p.policies)
-	}
-	return 0
-}
-
-// Wants reports whether any listener handles events of type t for model
-// type mt. Repositories use it to skip work nobody would see, such as
-// encoding a document no listener reads.
-func (b *Bus) Wants(t Type, mt reflect.Type) bool {
+// Handles reports whether publishing an event of type t for model type mt
+// would reach any listener. Publishers use it, as slog's handlers use
+// Enabled, to skip building what no listener would read, such as a
+// document's encoding.
+func (b *Bus) Handles(t Type, mt reflect.Type) bool {
 	if b == nil {
 		return false
 	}
@@ -187,6 +182,39 @@ func (b *Bus) Wants(t Type, mt reflect.Type) bool {
 		}
 	}
 	return false
+}
+
+// Registration describes one listener on a bus, as Listeners reports it.
+type Registration struct {
+	// Listener is the listener as registered.
+	Listener Listener
+	// Policy reports whether it runs as a policy (see Policy).
+	Policy bool
+	// Order is its place (see Order).
+	Order int
+}
+
+// Listeners returns the listeners that handle events of model type mt,
+// plain listeners first, each group in the order they run on a Before*
+// event. A repository asks it once, when it is created, for the Preparer
+// and TagEnforcer listeners of its model.
+func (b *Bus) Listeners(mt reflect.Type) []Registration {
+	if b == nil {
+		return nil
+	}
+	p := b.regs.Load()
+	if p == nil {
+		return nil
+	}
+	var out []Registration
+	for _, list := range [2][]*registration{p.plain, p.policies} {
+		for _, r := range list {
+			if r.model == nil || r.model == mt {
+				out = append(out, Registration{Listener: r.l, Policy: r.policy, Order: r.order})
+			}
+		}
+	}
+	return out
 }
 
 // Publish calls, in order, every listener registered for e.Type and
@@ -268,66 +296,4 @@ func call(ctx context.Context, l Listener, e *Event) (err error) {
 		}
 	}()
 	return l.HandleEvent(ctx, e)
-}
-
-// Prepare calls Prepare on every registered Preparer that handles model type
-// t, and returns the first error. Package repo calls it when a repository is
-// created.
-func (b *Bus) Prepare(t reflect.Type) error {
-	for _, r := range b.matching(t) {
-		if p, ok := r.l.(Preparer); ok {
-			if err := p.Prepare(t); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// Enforces reports whether a registered policy that handles model type t
-// enforces tag (see TagEnforcer).
-func (b *Bus) Enforces(t reflect.Type, tag string) bool {
-	for _, r := range b.matching(t) {
-		if te, ok := r.l.(TagEnforcer); ok && r.policy && slices.Contains(te.EnforcesTags(), tag) {
-			return true
-		}
-	}
-	return false
-}
-
-// HandleWriteError asks every registered WriteErrorHandler that handles
-// e.ModelType whether the failed write err can be retried. It reports retry
-// when at least one handler repaired something.
-func (b *Bus) HandleWriteError(ctx context.Context, e *Event, err error) (retry bool, _ error) {
-	for _, r := range b.matching(e.ModelType) {
-		h, ok := r.l.(WriteErrorHandler)
-		if !ok {
-			continue
-		}
-		again, herr := h.HandleWriteError(ctx, e, err)
-		if herr != nil {
-			return false, herr
-		}
-		retry = retry || again
-	}
-	return retry, nil
-}
-
-func (b *Bus) matching(t reflect.Type) []*registration {
-	if b == nil {
-		return nil
-	}
-	p := b.regs.Load()
-	if p == nil {
-		return nil
-	}
-	var out []*registration
-	for _, list := range [2][]*registration{p.plain, p.policies} {
-		for _, r := range list {
-			if r.model == nil || r.model == t {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
 }

@@ -66,6 +66,20 @@ func TestUnregister(t *testing.T) {
 	assert.Equal(t, 1, bus.Len())
 }
 
+// TestPolicyStays: a policy's unregister function removes nothing, so a
+// repository that relied on the policy keeps it for as long as it lives.
+func TestPolicyStays(t *testing.T) {
+	bus := events.NewBus()
+	var log []string
+	stopTyped := bus.Register(policy{record(&log, "typed").(events.ListenerFunc)})
+	stopOption := bus.Register(record(&log, "option"), events.AsPolicy())
+	assert.False(t, stopTyped(), "a policy is not removed")
+	assert.False(t, stopOption(), "nor one registered with AsPolicy")
+	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.BeforeQuery}))
+	assert.Equal(t, []string{"typed:BeforeQuery", "option:BeforeQuery"}, log)
+	assert.Equal(t, 2, bus.Len())
+}
+
 type onlySaves struct {
 	events.Base
 	log []string
@@ -287,7 +301,13 @@ func TestPoliciesAreClosestToTheDatabase(t *testing.T) {
 	bus.Register(record(&log, "last"), events.Order(1<<30))
 	bus.Register(record(&log, "first"), events.Order(-1<<30))
 	assert.Equal(t, 4, bus.Len())
-	assert.Equal(t, 2, bus.Policies())
+	policies := 0
+	for _, r := range bus.Listeners(nil) {
+		if r.Policy {
+			policies++
+		}
+	}
+	assert.Equal(t, 2, policies)
 
 	ctx := context.Background()
 	require.NoError(t, bus.Publish(ctx, &events.Event{Type: events.BeforeQuery}))

@@ -187,8 +187,4 @@ type Event struct {
 	// a collation changes what string equality means, so a policy may
 	// refuse one. Read-only.
 	Collation *options.Collation
-	// Unset has bit i set when the model's auto field i (model.Schema.Auto)
-	// was zero when the operation began, so a listener filled it in. A
-	// WriteErrorHandler uses it to repair only the keys it gave.
-	Unset uint64
 }

@@ -130,7 +130,7 @@ type Policy interface {
 // TagEnforcer is implemented by policies that enforce a struct tag of the
 // models, such as Tenancy for `tenant`. A repository refuses to be created
 // for a model that uses such a tag when no registered policy enforces it
-// (see Bus.Enforces): a model tagged for encryption on a bus without the
+// (see Bus.Listeners): a model tagged for encryption on a bus without the
 // encryption policy would otherwise be stored in plaintext, silently.
 type TagEnforcer interface {
 	// EnforcesTags returns the tags the policy enforces, as model.Schema's
@@ -158,9 +158,10 @@ type EventTyper interface {
 }
 
 // Preparer is implemented by listeners that check or precompute something
-// for each model type, such as AutoKeys validating its sequences. Package
-// repo calls Bus.Prepare when a repository is created, so that a mistake is
-// reported then rather than at the first write.
+// for each model type, such as AutoKeys validating its sequences. A
+// repository calls Prepare on each of its model's listeners when it is
+// created, so that a mistake is reported then rather than at the first
+// write.
 type Preparer interface {
 	Prepare(modelType reflect.Type) error
 }

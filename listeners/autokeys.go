@@ -147,7 +147,6 @@ type plan struct {
 
 type fieldPlan struct {
 	*model.AutoField
-	bit     uint64             // 1 << the field's index in Schema.Auto
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.SeqOption
 	periods sync.Map // dated or tenant-scoped inc: "@tenant/period" -> *sequence.Sequence
@@ -174,7 +173,7 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 		if a.Kind != model.Inc && a.Kind != model.UUID {
 			continue
 		}
-		f := &fieldPlan{AutoField: a, bit: 1 << i}
+		f := &fieldPlan{AutoField: a}
 		if a.Kind == model.Inc {
 			f.opts = []sequence.SeqOption{sequence.Start(a.Start)}
 			if a.Batch > 0 {

@@ -109,8 +109,8 @@ func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err er
 	mv := reflect.ValueOf(e.Model).Elem()
 	for i := range p.fields {
 		f := p.fields[i]
-		if f.Kind != model.Inc || f.Format != nil || e.Unset&f.bit == 0 {
-			continue // not a number this listener gave
+		if f.Kind != model.Inc || f.Format != nil {
+			continue // a formatted key or a UUID cannot be behind a counter
 		}
 		fv := f.Value(mv)
 		var v int64

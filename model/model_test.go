@@ -45,15 +45,6 @@ func TestSchemaOfUser(t *testing.T) {
 	assert.Equal(t, model.CreatedAt, s.Audit[0].Kind)
 	assert.NotNil(t, s.FieldByBSON("untagged"), "the driver's default key is the lower-cased name")
 	assert.NotNil(t, s.FieldByBSON("created_at"))
-
-	u := &User{UserID: "x"}
-	mask := s.ZeroAuto(reflect.ValueOf(u))
-	assert.Equal(t, uint64(0b110), mask, "longId and version are zero")
-	u.LongID, u.Version = 9, 3
-	s.ResetAuto(reflect.ValueOf(u), mask)
-	assert.Equal(t, "x", u.UserID)
-	assert.Zero(t, u.LongID)
-	assert.Zero(t, u.Version)
 }
 
 func TestSchemaIsCachedAndParsedOnce(t *testing.T) {
@@ -360,14 +351,5 @@ func BenchmarkSchemaCached(b *testing.B) {
 		if _, err := model.Of(t); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkZeroAuto(b *testing.B) {
-	s, _ := model.For[*User]()
-	v := reflect.ValueOf(&User{})
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = s.ZeroAuto(v)
 	}
 }

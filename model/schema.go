@@ -314,29 +314,3 @@ func (s *Schema) FieldByBSON(key string) *Field {
 	}
 	return nil
 }
-
-// ZeroAuto returns a bit mask of the auto fields (by position in Auto) that
-// are zero in the model m, a pointer of type s.Type. Repositories take it
-// before a write so that a retried write can reset exactly the keys that
-// were filled in for it.
-func (s *Schema) ZeroAuto(m reflect.Value) uint64 {
-	v := m.Elem()
-	var mask uint64
-	for i := range s.Auto {
-		if s.Auto[i].Value(v).IsZero() {
-			mask |= 1 << i
-		}
-	}
-	return mask
-}
-
-// ResetAuto sets to zero the auto fields of m named by mask.
-func (s *Schema) ResetAuto(m reflect.Value, mask uint64) {
-	v := m.Elem()
-	for i := range s.Auto {
-		if mask&(1<<i) != 0 {
-			f := s.Auto[i].Value(v)
-			f.SetZero()
-		}
-	}
-}

@@ -44,14 +44,14 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 	}
 	zero := make([]uint64, len(ms))
 	for i := range ms {
-		zero[i] = r.schema.ZeroAuto(mvs[i])
+		zero[i] = zeroAuto(r.schema, mvs[i])
 	}
 	undos := make([]undo, len(ms))
 	docs := make([]any, len(ms))
 	for from, attempt := 0, 0; ; attempt++ {
 		for i := from; i < len(ms); i++ {
 			if e != nil {
-				e.Model, e.Index, e.Unset = ms[i], i, zero[i]
+				e.Model, e.Index = ms[i], i
 			}
 			doc, u, err := r.prepare(ctx, e, ms[i], mvs[i], events.OpInsert, nil)
 			if err != nil {
@@ -59,7 +59,7 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 					if j < i {
 						r.undo(&undos[j], ms[j], mvs[j])
 					}
-					r.schema.ResetAuto(mvs[j], zero[j])
+					resetAuto(r.schema, mvs[j], zero[j])
 				}
 				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
 			}
@@ -81,11 +81,11 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 			r.undo(&undos[j], ms[j], mvs[j])
 		}
 		if e != nil {
-			e.Model, e.Index, e.Document, e.Unset = ms[failed], failed, nil, zero[failed]
+			e.Model, e.Index, e.Document = ms[failed], failed, nil
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
 		for j := failed; j < len(ms); j++ {
-			r.schema.ResetAuto(mvs[j], zero[j])
+			resetAuto(r.schema, mvs[j], zero[j])
 		}
 		if retry {
 			from = failed

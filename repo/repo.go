@@ -160,11 +160,12 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 		}
 		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model), copts)
 	}
-	if err := bus.Prepare(s.Type); err != nil {
+	regs := bus.Listeners(s.Type)
+	if err := prepare(regs, s.Type); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
 	for _, tag := range s.PolicyTags() {
-		if !bus.Enforces(s.Type, tag) && !slices.Contains(c.unenforced, tag) {
+		if !enforces(regs, tag) && !slices.Contains(c.unenforced, tag) {
 			return nil, fmt.Errorf("repo.New[%v]: the model has %q tags, but no policy on the bus enforces them (register it, or pass repo.Unenforced(%q) knowingly): %w",
 				s.Type, tag, tag, ErrUnenforced)
 		}
@@ -188,9 +189,6 @@ func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 		return nil
 	}
 	quiet := !r.events || !events.Enabled(ctx)
-	if quiet && r.bus.Policies() == 0 {
-		return nil
-	}
 	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type, Quiet: quiet}
 }
 

@@ -66,10 +66,10 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 	if err != nil {
 		return r.wrap(method, fmt.Errorf("model hook: %w", err))
 	}
-	zero := r.schema.ZeroAuto(mv)
+	zero := zeroAuto(r.schema, mv)
 	e := r.event(ctx, op)
 	if e != nil {
-		e.Model, e.Unset = m, zero
+		e.Model = m
 	}
 	var filter any
 	if op != events.OpInsert {
@@ -88,7 +88,7 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 			return r.wrap(method, err) // stored: keep the model as written
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
-		r.schema.ResetAuto(mv, zero) // keys given for this attempt were not stored
+		resetAuto(r.schema, mv, zero) // keys given for this attempt were not stored
 		if retry {
 			continue
 		}
@@ -114,7 +114,7 @@ func (r *Repository[T]) retryable(ctx context.Context, e *events.Event, err erro
 	if e == nil || attempt >= r.retry || !mongo.IsDuplicateKeyError(err) {
 		return false, err
 	}
-	retry, herr := r.bus.HandleWriteError(ctx, e, err)
+	retry, herr := r.handleWriteError(ctx, e, err)
 	if herr != nil {
 		return false, fmt.Errorf("%w (and repairing it failed: %v)", err, herr)
 	}
@@ -250,7 +250,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 			setInt(f, old+1)
 		}
 	}
-	if e == nil || !(r.bus.Wants(events.BeforeSave, e.ModelType) || r.bus.Wants(events.AfterSave, e.ModelType)) {
+	if e == nil || !(r.bus.Handles(events.BeforeSave, e.ModelType) || r.bus.Handles(events.AfterSave, e.ModelType)) {
 		return m, u, nil
 	}
 	doc, err := r.encode(m)

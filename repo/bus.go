@@ -1,0 +1,77 @@
+package repo
+
+import (
+	"context"
+	"reflect"
+	"slices"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+)
+
+// What a repository asks of its bus's listeners besides events.
+
+// prepare calls Prepare on every events.Preparer among regs.
+func prepare(regs []events.Registration, t reflect.Type) error {
+	for _, r := range regs {
+		if p, ok := r.Listener.(events.Preparer); ok {
+			if err := p.Prepare(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enforces reports whether a policy among regs enforces tag (see
+// events.TagEnforcer).
+func enforces(regs []events.Registration, tag string) bool {
+	for _, r := range regs {
+		if te, ok := r.Listener.(events.TagEnforcer); ok && r.Policy && slices.Contains(te.EnforcesTags(), tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// handleWriteError asks every events.WriteErrorHandler of the model
+// whether the failed write err can be retried. It reports retry when at
+// least one of them repaired something.
+func (r *Repository[T]) handleWriteError(ctx context.Context, e *events.Event, err error) (retry bool, _ error) {
+	for _, reg := range r.bus.Listeners(e.ModelType) {
+		h, ok := reg.Listener.(events.WriteErrorHandler)
+		if !ok {
+			continue
+		}
+		again, herr := h.HandleWriteError(ctx, e, err)
+		if herr != nil {
+			return false, herr
+		}
+		retry = retry || again
+	}
+	return retry, nil
+}
+
+// zeroAuto returns a bit mask of s's auto fields (by position in s.Auto)
+// that are zero in m, a pointer of type s.Type, so that a retried write can
+// reset exactly the keys that were filled in for it.
+func zeroAuto(s *model.Schema, m reflect.Value) uint64 {
+	v := m.Elem()
+	var mask uint64
+	for i := range s.Auto {
+		if s.Auto[i].Value(v).IsZero() {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// resetAuto sets to zero the auto fields of m named by mask.
+func resetAuto(s *model.Schema, m reflect.Value, mask uint64) {
+	v := m.Elem()
+	for i := range s.Auto {
+		if mask&(1<<i) != 0 {
+			s.Auto[i].Value(v).SetZero()
+		}
+	}
+}
