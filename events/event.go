@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -129,6 +131,14 @@ type Event struct {
 	Op Op
 	// Collection is the collection's name.
 	Collection string
+	// Coll is the collection the operation reads or writes, in the
+	// repository's database and with its registry. A listener that reads
+	// or writes beside the operation (an index, a lookup) uses it, never a
+	// collection of the same name found in another database.
+	Coll *mongo.Collection
+	// Registry is the registry the repository encodes and decodes models,
+	// filters and updates with.
+	Registry *bsoncodec.Registry
 	// ModelType is the model's Go type, such as *main.User.
 	ModelType reflect.Type
 	// Model is the model (a pointer) of an operation by model (Insert,

@@ -189,7 +189,7 @@ func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 		return nil
 	}
 	quiet := !r.events || !events.Enabled(ctx)
-	return &events.Event{Op: op, Collection: r.coll.Name(), ModelType: r.schema.Type, Quiet: quiet}
+	return &events.Event{Op: op, Collection: r.coll.Name(), Coll: r.coll.Collection, Registry: r.reg, ModelType: r.schema.Type, Quiet: quiet}
 }
 
 // canon returns v, a filter, an update or a pipeline, encoded with the
