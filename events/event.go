@@ -34,7 +34,8 @@ const (
 	// the delete is by model. A listener may set Event.Update to an update
 	// document: the repository then applies it to the documents the filter
 	// matches instead of deleting them (a soft delete), and AfterDelete's
-	// DeletedCount counts the documents it changed.
+	// DeletedCount counts the documents it changed. Event.Tombstone and
+	// Event.Extra keep a document the same way without competing with it.
 	BeforeDelete
 	// AfterDelete is published after the delete, with the filter, the
 	// model when there is one, and the number of documents deleted.
@@ -197,4 +198,36 @@ type Event struct {
 	// a collation changes what string equality means, so a policy may
 	// refuse one. Read-only.
 	Collation *options.Collation
+
+	// The fields below let listeners add to the operation's write; the
+	// repository applies what they hold in that same single-document write,
+	// so that it is stored, checked or refused with the change, atomically.
+
+	// Keep names top-level fields of the stored document that a replace
+	// (BeforeSave of OpReplace) must leave as they are, such as a field the
+	// model does not declare. With any, the repository sends the replace as
+	// an update: $set of every field of Event.Document but _id, $unset of
+	// the model's declared fields the document lacks, and Extra. Stored
+	// fields the model does not declare are then kept; a document that
+	// holds a kept field is refused.
+	Keep []string
+	// Extra holds update operators that Before* listeners add to the write
+	// (use AddExtra): on BeforeSave of a replace or an update, on
+	// BeforeUpdate, and on BeforeDelete, where the delete then becomes an
+	// update of the document (Update or Tombstone, with Extra). An insert
+	// refuses it: change Event.Document instead. It may not write a field
+	// that the write itself writes.
+	Extra bson.D
+	// Tombstone, set on BeforeDelete (use AddTombstone), is the update
+	// that keeps a deleted document in the collection when no listener
+	// turned the delete into an update of its own (Update, a soft delete,
+	// wins). The listener that sets it hides such documents from every
+	// read, Aggregate included, and removes them when done with them.
+	Tombstone bson.D
+	// Guards are conditions on the stored document that Before* listeners
+	// add to the filter of this write (use AddGuard), checked by the server
+	// in the same write: when the write matches no document but would
+	// without its guards, nothing is written and the operation fails with
+	// the error of the first guard that does not hold.
+	Guards []Guard
 }

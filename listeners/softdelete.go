@@ -118,7 +118,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		live := liveCondition(at)
 		if e.Op == events.OpAggregate { // Check refuses stages that read other collections
-			e.Pipeline, err = prependMatch(e.Pipeline, live)
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, live)
 			return err
 		}
 		e.Filter = mql.And(e.Filter, live)
@@ -162,7 +162,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			if err := refuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", readingStages...); err != nil {
 				return err
 			}
-			ok, err = leadingMatchRequires(e.Pipeline, liveCondition(at))
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, liveCondition(at))
 		} else {
 			ok, err = mql.Requires(e.Filter, liveCondition(at))
 		}

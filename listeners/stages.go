@@ -72,30 +72,3 @@ func keyIn(doc bson.Raw, names []string, depth int) string {
 	}
 	return ""
 }
-
-// leadingMatchRequires reports whether one of the $match stages that open
-// pipeline requires cond (see mql.Requires).
-func leadingMatchRequires(pipeline any, cond bson.E) (bool, error) {
-	st, err := mql.Stages(pipeline)
-	if err != nil {
-		return false, err
-	}
-	for _, s := range st {
-		if len(s) != 1 || s[0].Key != "$match" {
-			break
-		}
-		if ok, err := mql.Requires(s[0].Value, cond); ok || err != nil {
-			return ok, err
-		}
-	}
-	return false, nil
-}
-
-// prependMatch returns pipeline with {$match: {cond}} first.
-func prependMatch(pipeline any, cond bson.E) ([]bson.D, error) {
-	st, err := mql.Stages(pipeline)
-	if err != nil {
-		return nil, err
-	}
-	return append([]bson.D{{{Key: "$match", Value: bson.D{cond}}}}, st...), nil
-}

@@ -169,7 +169,7 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 	case events.BeforeQuery:
 		if e.Op == events.OpAggregate { // Check refuses stages that reach other collections
-			e.Pipeline, err = prependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
 			return err
 		}
 		e.Filter = mql.And(e.Filter, bson.E{Key: f, Value: tenant})
@@ -251,7 +251,7 @@ func checkConfined(e *events.Event, field, tenant string) error {
 			append(readingStages, writingStages...)...); err != nil {
 			return err
 		}
-		ok, err := leadingMatchRequires(e.Pipeline, cond)
+		ok, err := mql.LeadingMatchRequires(e.Pipeline, cond)
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)
 		}

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -53,10 +54,14 @@ func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any,
 	if err != nil {
 		return nil, err
 	}
+	update, err := r.deleteAs(e)
+	if err != nil {
+		return nil, err
+	}
 	res := &mongo.DeleteResult{}
 	switch {
-	case e != nil && e.Update != nil:
-		res.DeletedCount, err = r.deleteByUpdate(ctx, filter, e.Update, many)
+	case update != nil:
+		res.DeletedCount, err = r.deleteByUpdate(ctx, e, filter, update, many)
 	case many:
 		res, err = r.coll.DeleteMany(ctx, filter)
 	default:
@@ -71,16 +76,25 @@ func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any,
 // deleteByUpdate applies the update a BeforeDelete listener asked for
 // instead of the delete (a soft delete), and returns how many documents it
 // changed.
-func (r *Repository[T]) deleteByUpdate(ctx context.Context, filter, update any, many bool) (int64, error) {
-	update, err := r.deleteUpdate(filter, update)
+func (r *Repository[T]) deleteByUpdate(ctx context.Context, e *events.Event, filter, update any, many bool) (int64, error) {
+	update, err := r.deleteUpdate(e, filter, update)
+	if err != nil {
+		return 0, err
+	}
+	sent, err := guarded(e, filter, many, false)
 	if err != nil {
 		return 0, err
 	}
 	var res *mongo.UpdateResult
 	if many {
-		res, err = r.coll.UpdateMany(ctx, filter, update)
+		res, err = r.coll.UpdateMany(ctx, sent, update)
 	} else {
-		res, err = r.coll.UpdateOne(ctx, filter, update)
+		res, err = r.coll.UpdateOne(ctx, sent, update)
+	}
+	if missed(e, res, err) {
+		if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
+			return 0, gerr
+		}
 	}
 	if err != nil {
 		return 0, err
@@ -90,15 +104,18 @@ func (r *Repository[T]) deleteByUpdate(ctx context.Context, filter, update any, 
 
 // deleteUpdate checks a BeforeDelete listener's update and, for a
 // versioned model, adds the version increment, so that a stale Save of a
-// soft-deleted document conflicts.
-func (r *Repository[T]) deleteUpdate(filter, update any) (any, error) {
+// soft-deleted document conflicts; then it adds the listeners' Extra.
+func (r *Repository[T]) deleteUpdate(e *events.Event, filter, update any) (any, error) {
 	if err := checkUpdate(update); err != nil {
 		return nil, fmt.Errorf("the update a BeforeDelete listener set: %w", err)
 	}
-	if r.schema.Version == nil {
-		return update, nil
+	if r.schema.Version != nil {
+		var err error
+		if update, err = r.completeUpdate(filter, update, false); err != nil {
+			return nil, err
+		}
 	}
-	return r.completeUpdate(filter, update, false)
+	return r.withExtra(update, e.Extra, "Extra")
 }
 
 // beforeDelete publishes BeforeQuery, then BeforeDelete with the final
@@ -142,12 +159,24 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 		return zero, r.wrap("FindOneAndDelete", err)
 	}
 	var raw bson.Raw
-	if e != nil && e.Update != nil {
-		var update any
-		if update, err = r.deleteUpdate(filter, e.Update); err != nil {
+	update, err := r.deleteAs(e)
+	if err != nil {
+		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	if update != nil {
+		if update, err = r.deleteUpdate(e, filter, update); err != nil {
 			return zero, r.wrap("FindOneAndDelete", err)
 		}
-		raw, err = r.coll.FindOneAndUpdate(ctx, filter, update, markOptions(opts)).Raw()
+		var sent any
+		if sent, err = guarded(e, filter, false, false); err != nil {
+			return zero, r.wrap("FindOneAndDelete", err)
+		}
+		raw, err = r.coll.FindOneAndUpdate(ctx, sent, update, markOptions(opts)).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) && len(e.Guards) > 0 {
+			if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
+				return zero, r.wrap("FindOneAndDelete", gerr)
+			}
+		}
 	} else {
 		raw, err = r.coll.FindOneAndDelete(ctx, filter, opts...).Raw()
 	}

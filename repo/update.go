@@ -44,11 +44,20 @@ func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, upda
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
 	}
+	sent, err := guarded(e, filter, op == events.OpUpdateMany, upsert != nil && *upsert)
+	if err != nil {
+		return nil, r.wrap(op.String(), err)
+	}
 	var res *mongo.UpdateResult
 	if op == events.OpUpdateMany {
-		res, err = r.coll.UpdateMany(ctx, filter, update, opts...)
+		res, err = r.coll.UpdateMany(ctx, sent, update, opts...)
 	} else {
-		res, err = r.coll.UpdateOne(ctx, filter, update, opts...)
+		res, err = r.coll.UpdateOne(ctx, sent, update, opts...)
+	}
+	if missed(e, res, err) {
+		if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
+			return nil, r.wrap(op.String(), gerr)
+		}
 	}
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
@@ -81,7 +90,16 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 	if err != nil {
 		return zero, r.wrap(method, err)
 	}
-	raw, err := r.coll.FindOneAndUpdate(ctx, filter, update, opts...).Raw()
+	sent, err := guarded(e, filter, false, upsert != nil && *upsert)
+	if err != nil {
+		return zero, r.wrap(method, err)
+	}
+	raw, err := r.coll.FindOneAndUpdate(ctx, sent, update, opts...).Raw()
+	if e != nil && len(e.Guards) > 0 && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
+		if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
+			return zero, r.wrap(method, gerr)
+		}
+	}
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return zero, r.wrap(method, err)
 	}
@@ -138,7 +156,9 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 		if err := r.publish(ctx, e, events.BeforeUpdate); err != nil {
 			return nil, nil, nil, err
 		}
-		update = e.Update
+		if update, err = r.withExtra(e.Update, e.Extra, "Extra"); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	return e, filter, update, nil
 }

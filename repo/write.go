@@ -146,20 +146,10 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 			return nil, err
 		}
 	}
-	var res *mongo.UpdateResult
-	switch op {
-	case events.OpInsert:
-		var ir *mongo.InsertOneResult
-		if ir, err = r.coll.InsertOne(ctx, doc); err == nil && !u.genID {
-			if err := setID(m, ir.InsertedID); err != nil {
-				return nil, err
-			}
-		}
-	case events.OpReplace:
-		opts := options.Replace().SetUpsert(r.schema.Version == nil)
-		res, err = r.coll.ReplaceOne(ctx, u.filter, doc, opts)
-	case events.OpUpdate:
-		res, err = r.coll.UpdateOne(ctx, u.filter, bson.D{{Key: "$set", Value: doc}})
+	res, err := r.write(ctx, e, m, op, doc, &u)
+	var written *writtenError
+	if errors.As(err, &written) {
+		return nil, err // stored: keep the model as written
 	}
 	if err == nil && res != nil && res.MatchedCount == 0 && res.UpsertedCount == 0 {
 		err = r.missing(ctx, m.GetID())
@@ -173,6 +163,45 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 		r.releaseVersion(ctx, claimKey(m.GetID(), u.old))
 	}
 	return res, nil
+}
+
+// write sends the insert, replace or update of m's document doc, with
+// what listeners added to it.
+func (r *Repository[T]) write(ctx context.Context, e *events.Event, m T, op events.Op, doc any, u *undo) (*mongo.UpdateResult, error) {
+	upsert := op == events.OpReplace && r.schema.Version == nil
+	if op == events.OpInsert {
+		if e != nil {
+			if err := refuseAdds(e); err != nil {
+				return nil, err
+			}
+		}
+		ir, err := r.coll.InsertOne(ctx, doc)
+		if err == nil && !u.genID {
+			err = setID(m, ir.InsertedID)
+		}
+		return nil, err
+	}
+	if !adds(e) {
+		if op == events.OpReplace {
+			return r.coll.ReplaceOne(ctx, u.filter, doc, options.Replace().SetUpsert(upsert))
+		}
+		return r.coll.UpdateOne(ctx, u.filter, bson.D{{Key: "$set", Value: doc}})
+	}
+	update, err := r.modelUpdate(e, op, doc, m.GetID())
+	if err != nil {
+		return nil, err
+	}
+	filter, err := guarded(e, u.filter, false, upsert)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.coll.UpdateOne(ctx, filter, update, options.Update().SetUpsert(upsert))
+	if missed(e, res, err) {
+		if gerr := r.guardMiss(ctx, e, u.filter); gerr != nil {
+			return nil, gerr
+		}
+	}
+	return res, err
 }
 
 // missing tells a version conflict from a missing document.
@@ -221,6 +250,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	u := undo{filter: filter}
 	if e != nil {
 		e.Document, e.Filter = nil, filter
+		clearAdds(e)
 	}
 	if op == events.OpInsert {
 		// Before BeforeConvert, so that every event of the insert names
