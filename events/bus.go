@@ -84,6 +84,7 @@ func maskOf(types []Type) uint16 {
 // removed: repositories created while it was registered rely on it for as
 // long as they live, so its unregister function does nothing and reports
 // false. A nil l is ignored.
+// An *AsyncListener is registered for After* types only: see Async.
 func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if l == nil {
 		return func() bool { return false }
@@ -97,6 +98,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	}
 	for _, o := range opts {
 		o(r)
+	}
+	if a, ok := l.(*AsyncListener); ok {
+		a.accept(r) // After* types only, never a policy
 	}
 	if c, ok := l.(Checker); ok && r.policy {
 		r.checker = c
