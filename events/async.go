@@ -76,12 +76,14 @@ func WithErrorHandler(f func(ctx context.Context, err error)) AsyncOption {
 // Create one with Async; close it with Close.
 //
 // The listener gets a copy of each event, and may keep it: the Event
-// struct, its Document bytes and its Batch slice are its own. What the
-// copy's fields point to is shared with the operation's caller: Model and
-// the models in Batch are the caller's pointers, which it may change once
-// the operation returns (Document holds the bytes as written or read), and
-// Filter, Pipeline, Update, UpsertedID, Sort and Projection are the values
-// the operation used, to be read only.
+// struct, its Document bytes, its Collation and its slices (Batch, Keep,
+// Extra, Tombstone, Guards, one level deep) are its own. What the copy's
+// other fields point to is shared: Model and the models in Batch are the
+// caller's pointers, which it may change once the operation returns
+// (Document holds the bytes as written or read); Filter, Pipeline, Update,
+// UpsertedID, Sort and Projection are the values the operation used, to be
+// read only; Coll and Registry are the repository's, safe for concurrent
+// use.
 //
 // Each AsyncListener delivers its events one at a time, in the order its
 // HandleEvent took them: events one goroutine publishes arrive in the
@@ -236,6 +238,10 @@ func (a *AsyncListener) HandleEvent(ctx context.Context, e *Event) error {
 	it := &asyncItem{e: *e, ctx: asyncContext{Context: a.life, values: context.WithoutCancel(ctx)}}
 	it.e.Document = slices.Clone(e.Document)
 	it.e.Batch = slices.Clone(e.Batch)
+	it.e.Keep = slices.Clone(e.Keep)
+	it.e.Extra = slices.Clone(e.Extra)
+	it.e.Tombstone = slices.Clone(e.Tombstone)
+	it.e.Guards = slices.Clone(e.Guards)
 	if e.Collation != nil {
 		c := *e.Collation
 		it.e.Collation = &c

@@ -125,6 +125,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	e.Document = doc
 	e.Batch = []any{first, &user{Name: "second"}}
 	e.Collation = &options.Collation{Locale: "en"}
+	e.Keep = []string{"note"}
+	e.AddGuard(bson.E{Key: "state", Value: "open"}, errors.New("closed"))
 	require.NoError(t, a.HandleEvent(context.Background(), e))
 
 	// The repository reuses the Event for the next one; the cursor reuses
@@ -133,6 +135,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	copy(doc[len(doc)-4:], "bob\x00")
 	e.Batch[0] = &user{Name: "replaced"}
 	e.Collation.Locale = "fr"
+	e.Keep[0] = "other"
+	e.Guards[0].Cond.Value = "closed"
 	close(c.gate)
 	closeNow(t, a)
 
@@ -144,6 +148,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	assert.Equal(t, "ann", got.Document.Lookup("name").StringValue())
 	assert.Same(t, first, got.Batch[0], "the models themselves are the caller's")
 	assert.Equal(t, "en", got.Collation.Locale)
+	assert.Equal(t, []string{"note"}, got.Keep)
+	assert.Equal(t, "open", got.Guards[0].Cond.Value)
 }
 
 // fill registers c, whose events wait for its gate, behind an
@@ -376,6 +382,19 @@ func TestAsyncRefusesBefore(t *testing.T) {
 	assert.Equal(t, []events.Type{events.AfterDelete}, typed.EventTypes())
 	closeNow(t, typed)
 	assert.Equal(t, []events.Type{events.AfterSave, events.AfterLoad, events.AfterConvert, events.AfterDelete, events.AfterUpdate}, a.EventTypes())
+
+	// AsPolicy: registered as an ordinary listener, so that it can be
+	// unregistered before Close.
+	ac := &collect{}
+	ap := events.Async(ac, events.WithErrorHandler(ac.report))
+	unregisterAP := bus.Register(ap, events.AsPolicy())
+	require.Len(t, ac.errs(), 1)
+	assert.ErrorIs(t, ac.errs()[0], events.ErrSyncOnly)
+	assert.Contains(t, ac.errs()[0].Error(), "as a policy refused")
+	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.AfterSave, Quiet: true}))
+	assert.True(t, unregisterAP(), "not a policy: it can be removed")
+	closeNow(t, ap)
+	assert.Empty(t, ac.indexes(), "a Quiet event reaches policies only")
 
 	pc := &collect{}
 	p := events.Async(policy{pc.HandleEvent}, events.WithErrorHandler(pc.report))
