@@ -1,0 +1,422 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Errors of the outbox.
+var (
+	// ErrFull: the write would leave more undelivered events in one
+	// document than WithMaxPending or WithMaxPendingBytes allow; nothing
+	// was written.
+	ErrFull = errors.New("outbox: too many undelivered events in one document")
+	// ErrUnsupported: the operation cannot store events atomically (an
+	// update or delete of many documents with events recorded, an update
+	// that writes Field, a model without a Recorder), so it is refused
+	// rather than losing them.
+	ErrUnsupported = errors.New("outbox: events cannot be stored by this operation")
+)
+
+// Default limits of undelivered events per document.
+const (
+	DefaultMaxPending      = 1000
+	DefaultMaxPendingBytes = 1 << 20
+)
+
+// Option configures New.
+type Option func(*Outbox)
+
+// WithMaxPending sets how many undelivered events one document may hold;
+// the default is DefaultMaxPending.
+func WithMaxPending(n int) Option { return func(o *Outbox) { o.maxEvents = n } }
+
+// WithMaxPendingBytes sets how many bytes of undelivered events (data,
+// type and ID) one document may hold; the default is
+// DefaultMaxPendingBytes, far below MongoDB's 16 MB document limit.
+func WithMaxPendingBytes(n int) Option { return func(o *Outbox) { o.maxBytes = int64(n) } }
+
+// Outbox is the policy listener that stores recorded events in the
+// documents of models that embed a Recorder, in the same write as the
+// change (see Field for the layout), so that they are stored exactly when
+// the change is:
+//
+//   - Insert and InsertMany put them in the new document; Save, Update,
+//     UpdateOne, FindOneAndUpdate (upserts included) add them with update
+//     operators. A Save is sent as an update, so that it keeps the events
+//     an earlier write left and never brings back delivered ones.
+//   - A write that would leave more than WithMaxPending events or
+//     WithMaxPendingBytes bytes undelivered in the document fails with
+//     ErrFull and writes nothing: the limit is a condition of the write,
+//     checked by the server against the stored document.
+//   - Delete keeps the document as a tombstone, holding its events, that
+//     no read sees (filters and Aggregate pipelines get a condition, which
+//     Check verifies after every listener); a Relay delivers the events and
+//     then removes it. A soft delete stays a soft delete, with the events.
+//   - Writes of many documents with events recorded, and updates that
+//     write Field, get ErrUnsupported.
+//
+// It is a policy (events.Policy): switching events off does not switch
+// it off. Register it once per bus; a Relay delivers what it stores.
+type Outbox struct {
+	maxEvents int
+	maxBytes  int64
+	now       func() time.Time
+	kinds     sync.Map // reflect.Type -> kind
+	sources   sync.Map // sourceKey -> struct{}: registered in Sources
+}
+
+// New returns the outbox policy.
+func New(opts ...Option) *Outbox {
+	o := &Outbox{maxEvents: DefaultMaxPending, maxBytes: DefaultMaxPendingBytes, now: time.Now}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// EnforcesPolicy marks the outbox as an events.Policy.
+func (*Outbox) EnforcesPolicy() {}
+
+// EventTypes tells the bus which events the outbox handles.
+func (*Outbox) EventTypes() []events.Type {
+	return []events.Type{events.BeforeQuery, events.BeforeSave, events.BeforeUpdate, events.BeforeDelete,
+		events.AfterSave, events.AfterUpdate, events.AfterDelete}
+}
+
+// kind is what the outbox knows of a model type.
+type kind struct {
+	records     bool   // it embeds a Recorder
+	tenantField string // its tenant field, or ""
+}
+
+func (o *Outbox) kind(t reflect.Type) kind {
+	if k, ok := o.kinds.Load(t); ok {
+		return k.(kind)
+	}
+	k := kind{records: t != nil && t.Implements(reflect.TypeFor[holder]())}
+	if s, err := model.Of(t); err == nil && s.Tenant != nil {
+		k.tenantField = s.Tenant.BSON
+	}
+	o.kinds.Store(t, k)
+	return k
+}
+
+// hidden is the condition that keeps tombstones out of every read.
+var hidden = bson.E{Key: path(partGone), Value: bson.D{{Key: "$exists", Value: false}}}
+
+// HandleEvent applies the outbox to e.
+func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
+	k := o.kind(e.ModelType)
+	rec := recorderFrom(ctx)
+	if e.Op == events.OpInsertMany {
+		rec = nil // one event cannot belong to many documents
+	}
+	if !k.records {
+		switch e.Type {
+		case events.BeforeSave, events.BeforeUpdate, events.BeforeDelete:
+			if rec != nil && len(rec.events) > 0 {
+				return fmt.Errorf("%w: %v does not embed outbox.Recorder, so its documents could be deleted with undelivered events", ErrUnsupported, e.ModelType)
+			}
+		}
+		return nil
+	}
+	switch e.Type {
+	case events.BeforeQuery:
+		var err error
+		if e.Op == events.OpAggregate {
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, hidden)
+		} else {
+			e.Filter = mql.And(e.Filter, hidden)
+		}
+		return err
+	case events.BeforeSave:
+		return o.beforeSave(ctx, e, k, rec)
+	case events.BeforeUpdate:
+		return o.beforeUpdate(ctx, e, k, rec)
+	case events.BeforeDelete:
+		return o.beforeDelete(ctx, e, k, rec)
+	case events.AfterSave:
+		done(modelRecorder(e), rec)
+	case events.AfterUpdate:
+		if e.MatchedCount+e.UpsertedCount > 0 {
+			done(nil, rec)
+		}
+	case events.AfterDelete:
+		if e.DeletedCount > 0 {
+			done(modelRecorder(e), rec)
+		}
+	}
+	return nil
+}
+
+func modelRecorder(e *events.Event) *Recorder {
+	if h, ok := e.Model.(holder); ok {
+		return h.outboxRecorder()
+	}
+	return nil
+}
+
+// done empties the recorders of what the write stored.
+func done(recs ...*Recorder) {
+	for _, r := range recs {
+		if r != nil {
+			r.stored()
+		}
+	}
+}
+
+// take returns the events this write stores, the model's then the
+// context's, and marks them as being sent.
+func take(recs ...*Recorder) []Recorded {
+	var out []Recorded
+	for _, r := range recs {
+		if r == nil {
+			continue
+		}
+		r.sending = len(r.events)
+		out = append(out, r.events...)
+	}
+	return out
+}
+
+func (o *Outbox) beforeSave(ctx context.Context, e *events.Event, k kind, rec *Recorder) error {
+	if e.Document != nil {
+		if _, err := e.Document.LookupErr(Field); err == nil {
+			return fmt.Errorf("%w: the %v document holds the reserved field %s (an inline map?); the outbox alone writes it", ErrUnsupported, e.ModelType, Field)
+		}
+	}
+	if e.Op == events.OpReplace {
+		e.Keep = append(e.Keep, Field)
+	}
+	evs := take(modelRecorder(e), rec)
+	if len(evs) == 0 {
+		return nil
+	}
+	b, err := o.batch(ctx, e, evs)
+	if err != nil {
+		return err
+	}
+	switch e.Op {
+	case events.OpInsert, events.OpInsertMany:
+		if e.Document == nil {
+			return fmt.Errorf("outbox: %v: no document to store the events in", e.ModelType)
+		}
+		e.Document, err = appendField(e.Registry, e.Document, Field, b.field(o.now(), k.tenantField))
+		return err
+	}
+	o.add(e, b, k, true)
+	return nil
+}
+
+// batch encodes the events e's write stores, checks them against the
+// limits on their own, and names e's collection in Sources.
+func (o *Outbox) batch(ctx context.Context, e *events.Event, evs []Recorded) (batch, error) {
+	b, err := encode(e.Registry, evs)
+	if err != nil {
+		return batch{}, fmt.Errorf("outbox: %v: %w", e.ModelType, err)
+	}
+	if err := o.fits(b, fmt.Sprintf("%v %v %v", e.Op, e.ModelType, idOf(e))); err != nil {
+		return batch{}, err
+	}
+	return b, o.register(ctx, e)
+}
+
+// add adds b to e's write as update operators, guarded by the limits
+// when guard is set.
+func (o *Outbox) add(e *events.Event, b batch, k kind, guard bool) {
+	e.AddExtra("$push", path(partQueue), bson.D{{Key: "$each", Value: b.ids}})
+	for _, body := range b.bodies {
+		e.AddExtra("$set", path(partEvents, body.Key), body.Value)
+	}
+	if k.tenantField != "" {
+		e.AddExtra("$set", path(partTenant), k.tenantField)
+	}
+	e.AddExtra("$inc", path(partCount), int64(len(b.ids)))
+	e.AddExtra("$inc", path(partBytes), b.bytes)
+	e.AddExtra("$min", path(partDue), o.now())
+	if !guard {
+		return
+	}
+	full := fmt.Errorf("%w: the %s document %v cannot take %d more events of %d bytes (at most %d events, %d bytes undelivered)",
+		ErrFull, e.Collection, idOf(e), len(b.ids), b.bytes, o.maxEvents, o.maxBytes)
+	for _, c := range o.guards(b) {
+		e.AddGuard(c, full)
+	}
+}
+
+func (o *Outbox) beforeUpdate(ctx context.Context, e *events.Event, k kind, rec *Recorder) error {
+	u, err := mql.ParseUpdate(e.Update)
+	if err != nil {
+		return err
+	}
+	if u.Touches(Field) {
+		return fmt.Errorf("%w: the update writes the reserved field %s of %v", ErrUnsupported, Field, e.ModelType)
+	}
+	evs := take(rec)
+	if len(evs) == 0 {
+		return nil
+	}
+	if e.Op == events.OpUpdateMany {
+		return fmt.Errorf("%w: UpdateMany with events recorded in the context: one event cannot belong to many documents", ErrUnsupported)
+	}
+	b, err := o.batch(ctx, e, evs)
+	if err != nil {
+		return err
+	}
+	guard := !e.Upsert || pinsID(e.Filter)
+	if !guard {
+		// An upsert by another key: a guarded miss would insert a second
+		// document, so the stored events are counted just before.
+		if err := o.room(ctx, e, b); err != nil {
+			return err
+		}
+	}
+	o.add(e, b, k, guard)
+	return nil
+}
+
+// pinsID reports whether filter has an equality on _id.
+func pinsID(filter any) bool {
+	eqs, err := mql.Equalities(filter)
+	return err == nil && slices.ContainsFunc(eqs, func(c bson.E) bool { return c.Key == "_id" })
+}
+
+// room checks, by a read, that the document filter matches can take b.
+func (o *Outbox) room(ctx context.Context, e *events.Event, b batch) error {
+	var doc struct {
+		Box struct {
+			Queue []string `bson:"q"`
+			Bytes int64    `bson:"b"`
+		} `bson:"_outbox"`
+	}
+	err := e.Coll.FindOne(ctx, e.Filter, options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}, {Key: path(partBytes), Value: 1}})).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: reading the undelivered events: %w", err)
+	}
+	if len(doc.Box.Queue)+len(b.ids) > o.maxEvents || doc.Box.Bytes+b.bytes > o.maxBytes {
+		return fmt.Errorf("%w: the %s document holds %d events of %d bytes and cannot take %d more of %d bytes (at most %d events, %d bytes)",
+			ErrFull, e.Collection, len(doc.Box.Queue), doc.Box.Bytes, len(b.ids), b.bytes, o.maxEvents, o.maxBytes)
+	}
+	return nil
+}
+
+func (o *Outbox) beforeDelete(ctx context.Context, e *events.Event, k kind, rec *Recorder) error {
+	many := e.Op == events.OpDeleteMany
+	evs := take(modelRecorder(e), rec)
+	if many && len(evs) > 0 {
+		return fmt.Errorf("%w: DeleteMany with events recorded in the context: one event cannot belong to many documents", ErrUnsupported)
+	}
+	if err := o.register(ctx, e); err != nil {
+		return err
+	}
+	// Kept as a tombstone unless a soft delete keeps it anyway; a relay
+	// looks at it either way, to deliver its events and to remove the
+	// tombstone.
+	e.AddTombstone("$set", path(partGone), true)
+	if len(evs) == 0 {
+		e.AddExtra("$min", path(partDue), o.now())
+		return nil
+	}
+	b, err := o.batch(ctx, e, evs)
+	if err != nil {
+		return err
+	}
+	o.add(e, b, k, true)
+	return nil
+}
+
+// idOf names the document of e, for errors.
+func idOf(e *events.Event) any {
+	if m, ok := e.Model.(interface{ GetID() any }); ok {
+		return m.GetID()
+	}
+	return "(by filter)"
+}
+
+// Check verifies, after every listener, that reads still skip tombstones,
+// that a delete still keeps the document, and that a write still carries
+// the events it takes from the recorders.
+func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
+	k := o.kind(e.ModelType)
+	if !k.records {
+		return nil
+	}
+	rec := recorderFrom(ctx)
+	if e.Op == events.OpInsertMany {
+		rec = nil
+	}
+	var ok bool
+	var err error
+	switch e.Type {
+	case events.BeforeQuery:
+		if e.Op == events.OpAggregate {
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, hidden)
+		} else {
+			ok, err = mql.Requires(e.Filter, hidden)
+		}
+		if err == nil && !ok {
+			err = errors.New("a listener removed the condition that hides deleted documents")
+		}
+	case events.BeforeSave:
+		if e.Op == events.OpReplace && !slices.Contains(e.Keep, Field) {
+			err = errors.New("a listener removed the outbox from Event.Keep, so a Save would wipe undelivered events")
+		} else if sending(modelRecorder(e), rec) && !carries(e) {
+			err = errors.New("a listener removed the events from the write")
+		}
+	case events.BeforeUpdate:
+		if sending(rec) && !carries(e) {
+			err = errors.New("a listener removed the events from the write")
+		}
+	case events.BeforeDelete:
+		if e.Update == nil && !has(e.Tombstone, "$set", path(partGone)) {
+			err = errors.New("a listener removed the tombstone, so the delete would lose undelivered events")
+		} else if !has(e.Extra, "$min", path(partDue)) {
+			err = errors.New("a listener removed the events from the write")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	return nil
+}
+
+func sending(recs ...*Recorder) bool {
+	return slices.ContainsFunc(recs, func(r *Recorder) bool { return r != nil && r.sending > 0 })
+}
+
+// carries reports whether e's write still stores the events.
+func carries(e *events.Event) bool {
+	if e.Op == events.OpInsert || e.Op == events.OpInsertMany {
+		_, err := e.Document.LookupErr(Field)
+		return err == nil
+	}
+	return has(e.Extra, "$push", path(partQueue))
+}
+
+// has reports whether ops holds path under operator op.
+func has(ops bson.D, op, path string) bool {
+	for _, o := range ops {
+		if o.Key != op {
+			continue
+		}
+		fields, _ := o.Value.(bson.D)
+		return slices.ContainsFunc(fields, func(f bson.E) bool { return f.Key == path })
+	}
+	return false
+}
