@@ -86,3 +86,9 @@ func (p *PanicError) Unwrap() error {
 	err, _ := p.Value.(error)
 	return err
 }
+
+// ErrUnguardedQuery is returned, wrapped, by a policy for an operation it
+// cannot confine: an aggregate stage that reaches another collection
+// ($lookup, $graphLookup, $unionWith, $out, $merge), or a collation under
+// which the policy's equality could match other documents.
+var ErrUnguardedQuery = errors.New("events: query not confined by a policy")

@@ -134,7 +134,7 @@ type Policy interface {
 // encryption policy would otherwise be stored in plaintext, silently.
 type TagEnforcer interface {
 	// EnforcesTags returns the tags the policy enforces, as model.Schema's
-	// PolicyTags names them ("tenant", "encrypt", "deletedAt").
+	// PolicyTags names them ("tenant", "encrypt", "softdelete").
 	EnforcesTags() []string
 }
 

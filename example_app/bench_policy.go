@@ -10,6 +10,9 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/encryption"
+	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -31,10 +34,7 @@ const manyDocs = 100
 // $set, updatedAt included.
 func benchUpdateMany(env *benchEnv) ([]figure, error) {
 	ctx := env.ctx
-	audit, err := listeners.NewAuditing(env.db)
-	if err != nil {
-		return nil, err
-	}
+	audit := listeners.NewAuditing()
 	bus := events.NewBus()
 	bus.Register(audit)
 	audited, err := repo.New[*BenchAudited](bus, repo.WithDatabase(env.db))
@@ -85,7 +85,7 @@ type BenchTenant struct {
 	mgm.DefaultModel `bson:",inline"`
 	Tenant           string     `bson:"tenant" tenant:"id"`
 	UserName         string     `bson:"userName"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" audit:"deletedAt"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
 }
 
 // BenchSoft is BenchTenant in a collection of its own, for the soft-delete
@@ -96,7 +96,7 @@ type BenchSoft BenchTenant
 // one with policy; the policy tags of M that policy does not enforce are
 // knowingly left unenforced, to measure one policy at a time.
 func policyRepos[M mgm.Model](env *benchEnv, policy events.Listener) (plain, with *repo.Repository[M], err error) {
-	unenforced := repo.Unenforced("tenant", "deletedAt")
+	unenforced := repo.Unenforced("tenant", "softdelete")
 	if plain, err = repo.New[M](events.NewBus(), repo.WithDatabase(env.db), unenforced); err != nil {
 		return nil, nil, err
 	}
@@ -111,8 +111,8 @@ func policyRepos[M mgm.Model](env *benchEnv, policy events.Listener) (plain, wit
 // alone, where the embedded server shows its query planner, not the
 // library.
 func benchTenancy(env *benchEnv) ([]figure, error) {
-	ctx := listeners.WithTenant(env.ctx, "acme")
-	plain, tenanted, err := policyRepos[*BenchTenant](env, listeners.NewTenancy())
+	ctx := tenancy.WithTenant(env.ctx, "acme")
+	plain, tenanted, err := policyRepos[*BenchTenant](env, tenancy.New())
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func benchTenancy(env *benchEnv) ([]figure, error) {
 // benchSoftDeleteFind: Find of 100 documents through a repository with
 // SoftDelete, against the same repository on a bus without it.
 func benchSoftDeleteFind(env *benchEnv) ([]figure, error) {
-	plain, softDeleted, err := policyRepos[*BenchSoft](env, listeners.NewSoftDelete())
+	plain, softDeleted, err := policyRepos[*BenchSoft](env, softdelete.New())
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func benchEncryption(env *benchEnv) ([]figure, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	enc, err := listeners.NewEncryption(listeners.Keys{{ID: "bench", Secret: secret}}, listeners.WithIndexesIn(env.db))
+	enc, err := encryption.New(encryption.Keys{{ID: "bench", Secret: secret}}, encryption.WithIndexesIn(env.db))
 	if err != nil {
 		return nil, err
 	}

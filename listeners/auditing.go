@@ -36,31 +36,14 @@ type Auditor func(ctx context.Context) (any, error)
 // updated fields in $set, and upserts the created ones in $setOnInsert, on
 // BeforeUpdate; fields the update writes itself are left as given.
 type Auditing struct {
-	db      *mongo.Database
 	auditor Auditor
 	now     func() time.Time
 }
 
-// AuditingOption configures Auditing.
-type AuditingOption func(*Auditing)
-
-// WithAuditor sets the function that says who is acting.
-func WithAuditor(a Auditor) AuditingOption { return func(l *Auditing) { l.auditor = a } }
-
-// WithAuditClock sets the clock; the default is time.Now.
-func WithAuditClock(now func() time.Time) AuditingOption { return func(l *Auditing) { l.now = now } }
-
-// NewAuditing returns the listener. db is the database the models'
-// collections are in, for reading back created values on update.
-func NewAuditing(db *mongo.Database, opts ...AuditingOption) (*Auditing, error) {
-	if db == nil {
-		return nil, errors.New("listeners: NewAuditing(nil): need the models' database")
-	}
-	l := &Auditing{db: db, now: time.Now}
-	for _, o := range opts {
-		o(l)
-	}
-	return l, nil
+// NewAuditing returns the listener. It applies WithAuditor and WithClock.
+func NewAuditing(opts ...Option) *Auditing {
+	o, _ := apply(opts)
+	return &Auditing{auditor: o.auditor, now: o.now}
 }
 
 // EventTypes tells the bus that Auditing handles BeforeConvert and
@@ -107,7 +90,7 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 			if who == nil || (a.Kind == model.CreatedBy && (!insert || !fv.IsZero())) {
 				continue
 			}
-			w, err := whoAs(s, a, who)
+			w, err := s.Convert(&a.Field, who)
 			if err != nil {
 				return err
 			}
@@ -128,18 +111,6 @@ func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
 		return now, nil, fmt.Errorf("auditor: %w", err)
 	}
 	return now, who, nil
-}
-
-// whoAs returns the auditor's value as field a's type.
-func whoAs(s *model.Schema, a *model.AuditField, who any) (reflect.Value, error) {
-	w := reflect.ValueOf(who)
-	switch {
-	case w.Type().AssignableTo(a.Type):
-		return w, nil
-	case w.Type().ConvertibleTo(a.Type):
-		return w.Convert(a.Type), nil
-	}
-	return w, fmt.Errorf("%v field %s: the auditor returned %T, which a %v field cannot hold", s.Type, a.Name, who, a.Type)
 }
 
 // update adds the audit fields to an operator update: updatedAt and
@@ -167,14 +138,14 @@ func (l *Auditing) update(ctx context.Context, e *events.Event) error {
 		created := a.Kind == model.CreatedAt || a.Kind == model.CreatedBy
 		updated := a.Kind == model.UpdatedAt || a.Kind == model.UpdatedBy
 		if !(created || updated) || (created && !e.Upsert) || u.Touches(a.BSON) {
-			continue // deletedAt and deletedBy are SoftDelete's
+			continue // the soft-delete marks are package softdelete's
 		}
 		var v any = now
 		if a.Kind == model.CreatedBy || a.Kind == model.UpdatedBy {
 			if who == nil {
 				continue
 			}
-			w, err := whoAs(s, a, who)
+			w, err := s.Convert(&a.Field, who)
 			if err != nil {
 				return err
 			}
@@ -206,7 +177,10 @@ func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model
 	if len(proj) == 0 || !ok {
 		return nil
 	}
-	raw, err := l.db.Collection(e.Collection).FindOne(ctx, bson.D{{Key: "_id", Value: m.GetID()}},
+	if e.Coll == nil {
+		return fmt.Errorf("listeners: Auditing: the %v event of %v carries no collection to read the created fields from", e.Type, s.Type)
+	}
+	raw, err := e.Coll.FindOne(ctx, bson.D{{Key: "_id", Value: m.GetID()}},
 		options.FindOne().SetProjection(proj)).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil // a Save that will insert

@@ -1,8 +1,8 @@
 // Package listeners holds the built-in listeners: AutoKeys fills `auto`
-// fields; Logging, Validation and Auditing give Go what Spring Data MongoDB
-// ships; and the policies Tenancy and SoftDelete (events.Policy) confine
-// every operation to a tenant and to live documents. Register them on an
-// events.Bus.
+// fields, and Logging, Validation and Auditing give Go what Spring Data
+// MongoDB ships. The policies, which no other listener can undo, are in
+// the packages below: tenancy, softdelete and encryption. Register them
+// all on one events.Bus (see the package example).
 package listeners
 
 import (
@@ -41,79 +41,27 @@ type AutoKeys struct {
 	indexes bool
 	now     func() time.Time
 	logger  *slog.Logger
-	tenancy *Tenancy // resolves the tenant of scope=tenant fields
-	plans   sync.Map // reflect.Type -> *plan
+	tenants TenantScope // resolves the tenant of scope=tenant fields
+	plans   sync.Map    // reflect.Type -> *plan
 }
 
-// AutoKeysOption configures AutoKeys.
-type AutoKeysOption func(*AutoKeys) error
-
-// WithAllocator uses a instead of a new allocator over the database.
-func WithAllocator(a *sequence.Allocator) AutoKeysOption {
-	return func(k *AutoKeys) error {
-		if a == nil {
-			return fmt.Errorf("listeners: WithAllocator(nil): %w", sequence.ErrInvalidArgument)
-		}
-		k.alloc = a
-		return nil
-	}
-}
-
-// WithSequenceOptions configures the allocator NewAutoKeys creates.
-func WithSequenceOptions(opts ...sequence.Option) AutoKeysOption {
-	return func(k *AutoKeys) error {
-		a, err := sequence.New(k.db, opts...)
-		k.alloc = a
-		return err
-	}
-}
-
-// WithoutIndexes stops AutoKeys from creating unique indexes on inc fields.
-func WithoutIndexes() AutoKeysOption {
-	return func(k *AutoKeys) error { k.indexes = false; return nil }
-}
-
-// WithClock sets the clock that dates order numbers; the default is
-// time.Now.
-func WithClock(now func() time.Time) AutoKeysOption {
-	return func(k *AutoKeys) error { k.now = now; return nil }
-}
-
-// WithTenancy resolves the tenant of `auto:"inc,scope=tenant"` fields
-// the way t does (see WithTenantResolver), for a model whose tenant field
-// is not set yet. Without it, the tenant comes from WithTenant.
-func WithTenancy(t *Tenancy) AutoKeysOption {
-	return func(k *AutoKeys) error { k.tenancy = t; return nil }
-}
-
-// WithAutoKeysLogger sets the logger for index problems; the default is
-// slog.Default().
-func WithAutoKeysLogger(l *slog.Logger) AutoKeysOption {
-	return func(k *AutoKeys) error { k.logger = l; return nil }
-}
-
-// NewAutoKeys returns the listener. db holds the counters collection and,
-// unless the repositories use another, the models' collections (for the
-// unique indexes and the self-healing queries).
-func NewAutoKeys(db *mongo.Database, opts ...AutoKeysOption) (*AutoKeys, error) {
+// NewAutoKeys returns the listener. db holds the counters collection; the
+// unique indexes and the healing queries go to the collection each
+// repository writes to. It applies WithAllocator, WithSequenceOptions,
+// WithoutIndexes, WithClock, WithLogger and WithTenantScope.
+func NewAutoKeys(db *mongo.Database, opts ...Option) (*AutoKeys, error) {
 	if db == nil {
 		return nil, fmt.Errorf("listeners: NewAutoKeys(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
 	}
-	k := &AutoKeys{db: db, indexes: true, now: time.Now, logger: slog.Default()}
-	for _, o := range opts {
-		if err := o(k); err != nil {
-			return nil, err
-		}
+	o, err := apply(opts)
+	if err != nil {
+		return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
 	}
-	if k.tenancy == nil {
-		k.tenancy = NewTenancy()
-	}
+	k := &AutoKeys{db: db, indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
 	if k.alloc == nil {
-		a, err := sequence.New(db)
-		if err != nil {
-			return nil, err
+		if k.alloc, err = sequence.New(db, o.seqOpts...); err != nil {
+			return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
 		}
-		k.alloc = a
 	}
 	return k, nil
 }
@@ -172,6 +120,9 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 		a := &s.Auto[i]
 		if a.Kind != model.Inc && a.Kind != model.UUID {
 			continue
+		}
+		if a.ScopeTenant && k.tenants == nil {
+			return nil, fmt.Errorf("listeners: %v field %s is numbered per tenant (scope=tenant): give NewAutoKeys listeners.WithTenantScope(the tenancy policy): %w", t, a.Name, sequence.ErrInvalidArgument)
 		}
 		f := &fieldPlan{AutoField: a}
 		if a.Kind == model.Inc {

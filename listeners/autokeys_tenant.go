@@ -11,29 +11,19 @@ import (
 // The tenant whose sequence numbers an `auto:"inc,scope=tenant"` field.
 
 // tenantOf returns the tenant whose sequence numbers field f of the model
-// mv: "" for a field that is not tenant-scoped; else the current tenant,
-// which a tenant the model names must match, or under AllTenants the
-// model's. It refuses before anything is reserved, so that a request
-// without the tenant cannot use up that tenant's numbers.
+// mv: "" for a field that is not tenant-scoped; else the tenant the
+// TenantScope gives for the tenant the model names. It refuses before
+// anything is reserved, so that a request without the tenant cannot use up
+// that tenant's numbers.
 func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
 	if !f.ScopeTenant {
 		return "", nil
 	}
-	named := p.schema.Tenant.Value(mv).String()
-	current, all, err := k.tenancy.Tenant(ctx)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("%w (when Tenancy resolves the tenant its own way, give NewAutoKeys listeners.WithTenancy)", err)
-	case all && named != "":
-		return named, nil
-	case all:
-		err = fmt.Errorf("%w: under AllTenants the model must name its tenant", ErrNoTenant)
-	case named != "" && named != current:
-		err = fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
-	default:
-		return current, nil
+	tenant, err := k.tenants.TenantOf(ctx, p.schema.Tenant.Value(mv).String())
+	if err != nil {
+		return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
 	}
-	return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
+	return tenant, nil
 }
 
 // upsertTenant returns the tenant an upsert's document will belong to,

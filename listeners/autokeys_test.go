@@ -42,13 +42,13 @@ func (c *Counted) PrepareID(id any) (any, error) { return id, nil }
 func (c *Counted) GetID() any                    { return c.ID }
 func (c *Counted) SetID(id any)                  { c.ID, _ = id.(int64) }
 
-func keyed[T mgm.Model](t testing.TB, opts ...listeners.AutoKeysOption) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
+func keyed[T mgm.Model](t testing.TB, opts ...listeners.Option) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
 	t.Helper()
 	db := srv.Database(t)
 	return keyedOn[T](t, db, opts...)
 }
 
-func keyedOn[T mgm.Model](t testing.TB, db *mongo.Database, opts ...listeners.AutoKeysOption) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
+func keyedOn[T mgm.Model](t testing.TB, db *mongo.Database, opts ...listeners.Option) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
 	t.Helper()
 	keys, err := listeners.NewAutoKeys(db, opts...)
 	require.NoError(t, err)
@@ -260,7 +260,7 @@ func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	}
 }
 
-func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...listeners.AutoKeysOption) {
+func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...listeners.Option) {
 	users, keys, _ := keyedOn[*User](t, db, opts...)
 	for range 3 {
 		require.NoError(t, users.Insert(ctx, &User{UserName: "before"}))

@@ -2,16 +2,13 @@ package listeners_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
-	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
@@ -23,16 +20,11 @@ type Member struct {
 }
 
 func exampleDB(ctx context.Context) (*mongo.Database, func()) {
-	srv, err := mongotest.NewServer(ctx)
+	db, done, err := mongotest.Database(ctx, "example")
 	if err != nil {
 		panic(err)
 	}
-	client, err := srv.Client(ctx)
-	if err != nil {
-		panic(err)
-	}
-	db := client.Database(mongotest.UniqueName("example"))
-	return db, func() { db.Drop(ctx); client.Disconnect(ctx); srv.Close() }
+	return db, done
 }
 
 func ExampleNewAutoKeys() {
@@ -93,96 +85,5 @@ func ExampleNewValidation() {
 	// stored: 0
 }
 
-// Invoice belongs to a tenant and is numbered per tenant.
-type Invoice struct {
-	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
-	No               int64  `bson:"no" auto:"inc,scope=tenant"`
-	Amount           int    `bson:"amount"`
-}
-
-func ExampleNewTenancy() {
-	ctx := context.Background()
-	db, done := exampleDB(ctx)
-	defer done()
-
-	tenancy := listeners.NewTenancy()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenancy(tenancy))
-	if err != nil {
-		panic(err)
-	}
-	bus := events.NewBus()
-	bus.Register(keys)
-	bus.Register(tenancy)
-	invoices, err := repo.New[*Invoice](bus, repo.WithDatabase(db))
-	if err != nil {
-		panic(err)
-	}
-	acme := listeners.WithTenant(ctx, "acme")
-	globex := listeners.WithTenant(ctx, "globex")
-	for _, c := range []context.Context{acme, acme, globex} {
-		inv := &Invoice{Amount: 10}
-		if err := invoices.Insert(c, inv); err != nil {
-			panic(err)
-		}
-		fmt.Println(inv.Tenant, inv.No)
-	}
-	n, _ := invoices.Count(acme, bson.M{"tenant": "globex"}) // stays inside acme
-	fmt.Println("acme sees of globex:", n)
-	_, err = invoices.Find(ctx, nil)
-	fmt.Println(errors.Is(err, listeners.ErrNoTenant))
-	// Output:
-	// acme 1
-	// acme 2
-	// globex 1
-	// acme sees of globex: 0
-	// true
-}
-
-// Post is soft-deleted: a delete sets DeletedAt.
-type Post struct {
-	mgm.DefaultModel `bson:",inline"`
-	Title            string     `bson:"title"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" audit:"deletedAt"`
-}
-
 // Deleting marks; WithDeleted sees marked documents; an update under
 // WithDeleted that unsets the mark restores one.
-func ExampleNewSoftDelete() {
-	ctx := context.Background()
-	db, done := exampleDB(ctx)
-	defer done()
-
-	bus := events.NewBus()
-	bus.Register(listeners.NewSoftDelete())
-	posts, err := repo.New[*Post](bus, repo.WithDatabase(db))
-	if err != nil {
-		panic(err)
-	}
-	p := &Post{Title: "hello"}
-	if err := posts.Insert(ctx, p); err != nil {
-		panic(err)
-	}
-	if err := posts.Delete(ctx, p); err != nil {
-		panic(err)
-	}
-	live, _ := posts.Count(ctx, nil)
-	all, _ := posts.Count(listeners.WithDeleted(ctx), nil)
-	fmt.Println("live:", live, "with deleted:", all)
-
-	// Restore.
-	_, err = posts.UpdateOne(listeners.WithDeleted(ctx), bson.M{"_id": p.ID}, bson.M{"$unset": bson.M{"deletedAt": ""}})
-	if err != nil {
-		panic(err)
-	}
-	live, _ = posts.Count(ctx, nil)
-	fmt.Println("live after restore:", live)
-
-	// Purge for real.
-	n, _ := posts.DeleteMany(listeners.HardDelete(ctx), bson.D{})
-	fmt.Println("purged:", n)
-	// Output:
-	// live: 0 with deleted: 1
-	// live after restore: 1
-	// purged: 1
-}

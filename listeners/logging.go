@@ -13,7 +13,7 @@ import (
 // model type and the model's ID, and the counts of deletes and updates.
 // Documents, filters, updates and pipelines are left out unless
 // WithDocuments is given, because they may hold personal data; even then,
-// the values of the model's encrypted fields (see Encryption) are shown as
+// the values of the model's encrypted fields (package encryption) are shown as
 // "[encrypted]" in documents, and the filters, updates and pipelines of a
 // model with encrypted fields are not shown at all.
 type Logging struct {
@@ -22,27 +22,14 @@ type Logging struct {
 	documents bool
 }
 
-// LoggingOption configures Logging.
-type LoggingOption func(*Logging)
-
-// WithLevel sets the records' level; the default is slog.LevelDebug.
-func WithLevel(l slog.Leveler) LoggingOption { return func(g *Logging) { g.level = l } }
-
-// WithDocuments adds the document (as extended JSON), the filter, the
-// update and the pipeline to each record that has them. They may hold
-// personal data: opt in knowingly.
-func WithDocuments() LoggingOption { return func(g *Logging) { g.documents = true } }
-
-// NewLogging returns the listener; a nil logger means slog.Default().
-func NewLogging(logger *slog.Logger, opts ...LoggingOption) *Logging {
+// NewLogging returns the listener; a nil logger means slog.Default(). It
+// applies WithLevel and WithDocuments.
+func NewLogging(logger *slog.Logger, opts ...Option) *Logging {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	g := &Logging{logger: logger, level: slog.LevelDebug}
-	for _, o := range opts {
-		o(g)
-	}
-	return g
+	o, _ := apply(opts)
+	return &Logging{logger: logger, level: o.level, documents: o.documents}
 }
 
 // HandleEvent logs e. It never fails.

@@ -66,7 +66,7 @@ func redactSecrets(v any, names map[string]bool, depth int) any {
 	case string, []byte:
 		return v
 	}
-	if a, err := arrayValues(v); err == nil {
+	if a, err := mql.Array(v); err == nil {
 		out := make(bson.A, len(a))
 		for i, e := range a {
 			out[i] = redactSecrets(e, names, depth+1)

@@ -12,7 +12,7 @@ import (
 type AuditKind uint8
 
 // The audit kinds: Spring's @CreatedDate, @LastModifiedDate, @CreatedBy and
-// @LastModifiedBy, and the soft-delete marks that listeners.SoftDelete sets.
+// @LastModifiedBy, and the soft-delete marks that softdelete.SoftDelete sets.
 const (
 	CreatedAt AuditKind = iota + 1
 	UpdatedAt
@@ -22,10 +22,10 @@ const (
 	DeletedBy
 )
 
-// AuditField is a field with an `audit` tag: audit:"createdAt",
-// "updatedAt", "deletedAt" (time.Time, *time.Time or primitive.DateTime),
-// "createdBy", "updatedBy" or "deletedBy" (any type the auditor's value can
-// be assigned to).
+// AuditField is a field with an `audit` tag: audit:"createdAt" or
+// "updatedAt" (time.Time, *time.Time or primitive.DateTime), "createdBy" or
+// "updatedBy" (any type the auditor's value can be assigned to); or a
+// soft-delete mark: softdelete:"at" (a time type) or softdelete:"by".
 type AuditField struct {
 	Field
 	Kind AuditKind
@@ -38,31 +38,44 @@ var (
 )
 
 func parseAudit(s *Schema, f Field, tag string) (AuditField, error) {
-	a := AuditField{Field: f}
+	kinds := map[string]AuditKind{"createdAt": CreatedAt, "updatedAt": UpdatedAt, "createdBy": CreatedBy, "updatedBy": UpdatedBy}
+	k, ok := kinds[tag]
+	switch {
+	case tag == "deletedAt" || tag == "deletedBy":
+		return AuditField{}, s.tagErr(f.Name, `audit:"`+tag+`"`, `soft-delete marks are softdelete:"at" and softdelete:"by"`)
+	case !ok:
+		return AuditField{}, s.tagErr(f.Name, `audit:"`+tag+`"`, `unknown audit kind; want createdAt, updatedAt, createdBy or updatedBy`)
+	}
+	return auditField(s, f, k, `audit:"`+tag+`"`)
+}
+
+// parseSoftDelete reads a softdelete:"at" or softdelete:"by" tag, the
+// marks that package listeners/softdelete sets.
+func parseSoftDelete(s *Schema, f Field, tag string) (AuditField, error) {
+	label := `softdelete:"` + tag + `"`
+	var k AuditKind
 	switch tag {
-	case "createdAt":
-		a.Kind = CreatedAt
-	case "updatedAt":
-		a.Kind = UpdatedAt
-	case "createdBy":
-		a.Kind = CreatedBy
-	case "updatedBy":
-		a.Kind = UpdatedBy
-	case "deletedAt":
-		a.Kind = DeletedAt
-	case "deletedBy":
-		a.Kind = DeletedBy
+	case "at":
+		k = DeletedAt
+	case "by":
+		k = DeletedBy
 	default:
-		return a, s.tagErr(f.Name, `audit:"`+tag+`"`, `unknown audit kind; want createdAt, updatedAt, createdBy, updatedBy, deletedAt or deletedBy`)
+		return AuditField{}, s.tagErr(f.Name, label, `unknown soft-delete mark; want at or by`)
 	}
 	for _, b := range s.Audit {
-		if b.Kind == a.Kind && (a.Kind == DeletedAt || a.Kind == DeletedBy) { // soft delete needs one mark
-			return a, s.tagErr(f.Name, `audit:"`+tag+`"`, "a second "+tag+" field (the first is "+b.Name+")")
+		if b.Kind == k { // soft delete needs one mark
+			return AuditField{}, s.tagErr(f.Name, label, "a second "+label+" field (the first is "+b.Name+")")
 		}
 	}
-	if a.Kind == CreatedAt || a.Kind == UpdatedAt || a.Kind == DeletedAt {
+	return auditField(s, f, k, label)
+}
+
+// auditField checks that f can hold a value of kind k.
+func auditField(s *Schema, f Field, k AuditKind, label string) (AuditField, error) {
+	a := AuditField{Field: f, Kind: k}
+	if k == CreatedAt || k == UpdatedAt || k == DeletedAt {
 		if t := f.Type; t != timeType && t != timePtrType && t != dateTimeType {
-			return a, s.tagErr(f.Name, `audit:"`+tag+`"`, fmt.Sprintf("needs a time.Time, *time.Time or primitive.DateTime field, not %v", t))
+			return a, s.tagErr(f.Name, label, fmt.Sprintf("needs a time.Time, *time.Time or primitive.DateTime field, not %v", t))
 		}
 	}
 	return a, nil

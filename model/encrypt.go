@@ -3,7 +3,7 @@ package model
 import "reflect"
 
 // EncryptedField is a field with an `encrypt` tag: its value is stored
-// encrypted by listeners.Encryption.
+// encrypted by encryption.Encryption.
 //
 //	encrypt:""     randomized encryption; the field cannot be queried
 //	encrypt:"eq"   randomized encryption plus a blind index, so that

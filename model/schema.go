@@ -124,7 +124,8 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		auditTag, hasAudit := sf.Tag.Lookup("audit")
 		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
 		encTag, hasEnc := sf.Tag.Lookup("encrypt")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc
+		sdTag, hasSD := sf.Tag.Lookup("softdelete")
+		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -140,7 +141,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, tenant or encrypt field")
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant or encrypt field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
@@ -176,8 +177,15 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			}
 			s.Audit = append(s.Audit, a)
 		}
+		if hasSD {
+			a, err := parseSoftDelete(s, f, sdTag)
+			if err != nil {
+				return err
+			}
+			s.Audit = append(s.Audit, a)
+		}
 		if hasTenant {
-			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit); err != nil {
+			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD); err != nil {
 				return err
 			}
 		}
@@ -287,8 +295,8 @@ func (s *Schema) has(f Field) bool {
 }
 
 // PolicyTags returns the tags of the model that only a policy listener
-// gives meaning to: "tenant" for a tenant:"id" field, "encrypt" for
-// encrypted fields, "deletedAt" for a soft-delete mark. Without the policy
+// gives meaning to, by tag key: "tenant" for a tenant:"id" field,
+// "encrypt" for encrypted fields, "softdelete" for a soft-delete mark. Without the policy
 // they would be ignored, and the data left unprotected, so repositories
 // refuse such a model on a bus where no policy enforces them.
 func (s *Schema) PolicyTags() []string {
@@ -300,7 +308,7 @@ func (s *Schema) PolicyTags() []string {
 		tags = append(tags, "encrypt")
 	}
 	if s.AuditOf(DeletedAt) != nil {
-		tags = append(tags, "deletedAt")
+		tags = append(tags, "softdelete")
 	}
 	return tags
 }
@@ -313,4 +321,19 @@ func (s *Schema) FieldByBSON(key string) *Field {
 		}
 	}
 	return nil
+}
+
+// Convert returns v as a value of field f's type, converted when Go allows
+// it, or an error that names the model, the field and v's type.
+func (s *Schema) Convert(f *Field, v any) (reflect.Value, error) {
+	w := reflect.ValueOf(v)
+	switch {
+	case !w.IsValid():
+		return w, fmt.Errorf("%v field %s: want a %v, have nil", s.Type, f.Name, f.Type)
+	case w.Type().AssignableTo(f.Type):
+		return w, nil
+	case w.Type().ConvertibleTo(f.Type):
+		return w.Convert(f.Type), nil
+	}
+	return w, fmt.Errorf("%v field %s: a %v field cannot hold a %T", s.Type, f.Name, f.Type, v)
 }

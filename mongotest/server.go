@@ -367,3 +367,21 @@ func Docs(tb testing.TB, coll *mongo.Collection, filter any) []bson.Raw {
 	}
 	return out
 }
+
+// Database starts a server (or uses MONGODB_URI), connects, and returns a
+// database of a unique name with the function that drops it and stops
+// everything: for runnable examples and programs, where there is no
+// testing.TB. Tests use Start or Main.
+func Database(ctx context.Context, base string, opts ...Option) (*mongo.Database, func(), error) {
+	srv, err := NewServer(ctx, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := srv.Client(ctx)
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	db := client.Database(UniqueName(base))
+	return db, func() { _ = db.Drop(ctx); _ = client.Disconnect(ctx); srv.Close() }, nil
+}

@@ -2,6 +2,7 @@ package mql
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -223,4 +224,37 @@ func (u *Update) Value() any {
 		return u.stages
 	}
 	return u.ops
+}
+
+// Array returns the elements of an array value of any slice type.
+func Array(v any) ([]any, error) {
+	switch a := v.(type) {
+	case bson.A:
+		return a, nil
+	case []any:
+		return a, nil
+	case bson.RawValue:
+		arr, ok := a.ArrayOK()
+		if !ok {
+			return nil, fmt.Errorf("%v is not an array: %w", a.Type, ErrBadDocument)
+		}
+		vals, err := arr.Values()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(vals))
+		for i, v := range vals {
+			out[i] = v
+		}
+		return out, nil
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
 }

@@ -57,7 +57,7 @@ var (
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
 	// ErrUnenforced: the model has tags that only a policy gives meaning to
-	// (tenant, encrypt, deletedAt), and no policy on the bus enforces them.
+	// (tenant, encrypt, softdelete), and no policy on the bus enforces them.
 	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
 	// ErrVersionConflict: the document's version changed since the model
 	// was read (optimistic locking); nothing was written.
@@ -91,7 +91,7 @@ func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.reg
 func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 
 // Unenforced lets the repository serve a model whose tags (see
-// model.Schema.PolicyTags: "tenant", "encrypt", "deletedAt") no policy on
+// model.Schema.PolicyTags: "tenant", "encrypt", "softdelete") no policy on
 // the bus enforces. By default that is refused, since the data would be
 // left unprotected; pass the tags for tools and benchmarks that mean to.
 func Unenforced(tags ...string) Option {

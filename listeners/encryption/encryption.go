@@ -1,0 +1,339 @@
+package encryption
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// Errors of Encryption, matched with errors.Is.
+var (
+	// ErrDecrypt: a stored value cannot be decrypted: its key is not in
+	// the ring, the key is wrong, the ciphertext was changed or moved to
+	// another field or document, or the field holds plaintext. The error
+	// is a *DecryptError naming the collection, the _id and the field.
+	ErrDecrypt = errors.New("encryption: cannot decrypt")
+	// ErrEncryptedField: a query, sort, update or pipeline that the
+	// encryption cannot answer on an encrypted field, or a model whose
+	// tags cannot work with it. Nothing was sent.
+	ErrEncryptedField = errors.New("encryption: not possible on an encrypted field")
+	// ErrKey: an unusable key ring: a secret shorter than MinSecretLen, an
+	// empty or repeated ID, no keys. The error never holds a secret.
+	ErrKey = errors.New("encryption: unusable encryption key")
+)
+
+// DecryptError says which value could not be decrypted, and why.
+type DecryptError struct {
+	Collection string
+	ID         string // the document's _id as extended JSON, or "" when it has none
+	Field      string // the field's BSON name
+	KeyID      string // the key ID stored in the value, when it could be read
+	Reason     string
+}
+
+// Error names the collection, the _id, the field and the key ID.
+func (e *DecryptError) Error() string {
+	s := fmt.Sprintf("encryption: cannot decrypt field %q of document _id %s in collection %q", e.Field, e.ID, e.Collection)
+	if e.ID == "" {
+		s = fmt.Sprintf("encryption: cannot decrypt field %q of a document without _id in collection %q", e.Field, e.Collection)
+	}
+	if e.KeyID != "" {
+		s += fmt.Sprintf(" (key %q)", e.KeyID)
+	}
+	return s + ": " + e.Reason
+}
+
+// Is reports whether target is ErrDecrypt.
+func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
+
+// Encryption is a policy (see events.Policy) that encrypts the fields
+// tagged `encrypt` with AES-256-GCM before every write and decrypts them
+// after every read, and rewrites equality queries on `encrypt:"eq"` fields
+// into lookups of their blind index. Being a policy, it sees documents after
+// every other listener has changed them, runs even when events are switched
+// off, and the other listeners see decrypted documents on AfterLoad. See
+// the README's "Field-level encryption" for the format, the threat model
+// and what is refused.
+//
+// It is safe for concurrent use. Register it once per bus:
+//
+//	keys, err := encryption.ParseKeys(os.Getenv("MGMEVENTS_KEYS"))
+//	enc, err := encryption.New(keys, encryption.WithIndexesIn(db))
+//	bus.Register(enc)
+type Encryption struct {
+	current   *ringKey
+	byID      map[string]*ringKey
+	indexKey  *secretKey // behind a pointer, so that printing an Encryption value shows an address
+	normalize func(field string, v any) any
+	db        *mongo.Database
+	plans     sync.Map // reflect.Type -> *encPlan (nil: nothing encrypted)
+}
+
+// Option configures Encryption.
+type Option func(*encOptions) error
+
+type encOptions struct {
+	indexKey  *Key
+	normalize func(field string, v any) any
+	db        *mongo.Database
+}
+
+// WithIndexKey derives the blind-index key from k instead of from the
+// oldest key of the ring (the last). Blind indexes must not change when the
+// encryption key rotates: give a dedicated secret that never rotates, or,
+// when retiring the oldest key, that key itself, so that the indexes stay
+// valid. After changing it, run Reencrypt, which rewrites the indexes too.
+func WithIndexKey(k Key) Option {
+	return func(o *encOptions) error { o.indexKey = &k; return nil }
+}
+
+// WithNormalizer sets a function applied to the value of every
+// `encrypt:"eq"` field before its blind index is computed, on writes and on
+// queries alike, so that a query for "Ann@Example.com" finds
+// "ann@example.com". field is the BSON name; v is the value as BSON
+// decodes it into an interface (string, int64, float64, bool,
+// primitive.DateTime, bson.D, ...); the result is encoded again. The
+// stored ciphertext keeps the value as given.
+//
+//	encryption.WithNormalizer(func(field string, v any) any {
+//		if s, ok := v.(string); ok && field == "email" {
+//			return strings.ToLower(strings.TrimSpace(s))
+//		}
+//		return v
+//	})
+func WithNormalizer(f func(field string, v any) any) Option {
+	return func(o *encOptions) error { o.normalize = f; return nil }
+}
+
+// WithIndexesIn makes Encryption create, when a repository is created, an
+// index on the blind-index field of every `encrypt:"eq"` field, in db (the
+// database the models' collections are in).
+func WithIndexesIn(db *mongo.Database) Option {
+	return func(o *encOptions) error { o.db = db; return nil }
+}
+
+// New returns the policy for the key ring keys, whose first key
+// encrypts every write. Every key decrypts. It refuses an empty ring, a
+// secret shorter than MinSecretLen, an empty ID and an ID used twice, with
+// errors matching ErrKey that never hold a secret.
+func New(keys Keys, opts ...Option) (*Encryption, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("encryption: New: no keys: %w", ErrKey)
+	}
+	var o encOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, db: o.db}
+	for i, k := range keys {
+		d, err := deriveKeys(i, k)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := x.byID[k.ID]; dup {
+			return nil, fmt.Errorf("encryption: New: key ID %q is given twice: %w", k.ID, ErrKey)
+		}
+		r, err := newRing(d)
+		if err != nil {
+			return nil, err
+		}
+		x.byID[k.ID] = r
+		if i == 0 {
+			x.current = r
+		}
+		x.indexKey = &secretKey{d.index} // the last key's, unless WithIndexKey
+	}
+	if o.indexKey != nil {
+		d, err := deriveKeys(0, *o.indexKey)
+		if err != nil {
+			return nil, fmt.Errorf("WithIndexKey: %w", err)
+		}
+		x.indexKey = &secretKey{d.index}
+	}
+	return x, nil
+}
+
+// String names the policy and the IDs of its keys, current first, never a
+// key.
+func (x *Encryption) String() string {
+	if x == nil {
+		return "Encryption(nil)"
+	}
+	ids := make([]string, 0, len(x.byID))
+	ids = append(ids, strconv.Quote(x.current.id))
+	for id := range x.byID {
+		if id != x.current.id {
+			ids = append(ids, strconv.Quote(id))
+		}
+	}
+	slices.Sort(ids[1:])
+	return "Encryption{keys: [" + strings.Join(ids, ", ") + "], secrets: [redacted]}"
+}
+
+// GoString is String, so that %#v redacts too.
+func (x *Encryption) GoString() string { return x.String() }
+
+// Format prints String for every verb, so that no verb (%+v, %x) reaches
+// the derived keys.
+func (x *Encryption) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, x.String()) }
+
+// LogValue logs String.
+func (x *Encryption) LogValue() slog.Value { return slog.StringValue(x.String()) }
+
+// secretKey holds key bytes; it prints redacted.
+type secretKey struct{ b []byte }
+
+// String never shows the key.
+func (*secretKey) String() string { return "[redacted]" }
+
+// GoString never shows the key.
+func (k *secretKey) GoString() string { return k.String() }
+
+// Format never shows the key.
+func (k *secretKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
+
+// EnforcesPolicy marks Encryption as a policy.
+func (*Encryption) EnforcesPolicy() {}
+
+// EnforcesTags reports that Encryption enforces encrypt tags
+// (events.TagEnforcer).
+func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
+
+// EventTypes lists the events Encryption handles.
+func (*Encryption) EventTypes() []events.Type {
+	return []events.Type{events.BeforeSave, events.AfterLoad, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}
+}
+
+// HandleEvent encrypts on BeforeSave and BeforeUpdate (and on BeforeDelete
+// when a listener turned the delete into an update), decrypts on
+// AfterLoad, and rewrites or refuses queries on BeforeQuery.
+func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
+	p, err := x.plan(e.ModelType)
+	if p == nil || err != nil {
+		return err
+	}
+	switch e.Type {
+	case events.BeforeSave:
+		if e.Document != nil {
+			e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
+		}
+	case events.AfterLoad:
+		if e.Document != nil && (e.Op != events.OpAggregate || preservesDocuments(e.Pipeline)) {
+			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
+		}
+	case events.BeforeQuery:
+		err = x.query(p, e)
+	case events.BeforeUpdate:
+		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
+	case events.BeforeDelete:
+		if e.Update != nil {
+			e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
+		}
+	}
+	return err
+}
+
+// encPlan is what Encryption knows about one model type.
+type encPlan struct {
+	schema *model.Schema
+	fields map[string]*model.EncryptedField // by BSON name
+	bidx   map[string]*model.EncryptedField // by blind-index name
+	idOnce sync.Once
+	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
+}
+
+// plan returns the plan of model type t, or nil when t encrypts nothing.
+func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if p, ok := x.plans.Load(t); ok {
+		return p.(*encPlan), nil
+	}
+	s, err := model.Of(t)
+	if err != nil {
+		return nil, err
+	}
+	var p *encPlan
+	if len(s.Encrypted) > 0 {
+		p = &encPlan{schema: s, fields: map[string]*model.EncryptedField{}, bidx: map[string]*model.EncryptedField{}}
+		for i := range s.Encrypted {
+			f := &s.Encrypted[i]
+			p.fields[f.BSON] = f
+			if f.Eq {
+				p.bidx[f.BlindIndex()] = f
+			}
+		}
+	}
+	x.plans.Store(t, p)
+	return p, nil
+}
+
+// Prepare checks model type t when a repository is created: an encrypted
+// _id, an encrypted field that is also `auto`, `audit` or `tenant`, an
+// `encrypt:"eq"` slice (MongoDB's element matching cannot be served by a
+// blind index of the whole value) and a blind-index name taken by another
+// field are refused with ErrEncryptedField. With WithIndexesIn, it creates
+// the blind indexes' indexes.
+func (x *Encryption) Prepare(t reflect.Type) error {
+	s, err := model.Of(t)
+	if err != nil || len(s.Encrypted) == 0 {
+		return err
+	}
+	fail := func(f *model.EncryptedField, reason string) error {
+		return fmt.Errorf("encryption: %v field %s `%s`: %s: %w", t, f.Name, f.Tag, reason, ErrEncryptedField)
+	}
+	for i := range s.Encrypted {
+		f := &s.Encrypted[i]
+		if f.BSON == "_id" {
+			return fail(f, "_id cannot be encrypted: documents are found and bound by it")
+		}
+		for _, tag := range []string{"auto", "audit", "tenant"} {
+			if _, ok := f.Tag.Lookup(tag); ok {
+				return fail(f, "a field tagged "+tag+" cannot be encrypted: its listener must read or query it")
+			}
+		}
+		if k := f.Type.Kind(); f.Eq && (k == reflect.Slice || k == reflect.Array) && f.Type.Elem().Kind() != reflect.Uint8 {
+			return fail(f, `encrypt:"eq" on a slice: a blind index of the whole value cannot match single elements as MongoDB does; use encrypt:""`)
+		}
+		if f.Eq && s.FieldByBSON(f.BlindIndex()) != nil {
+			return fail(f, "the blind index's field "+f.BlindIndex()+" is taken by another field")
+		}
+	}
+	if x.db == nil {
+		return nil
+	}
+	return x.ensureIndexes(s)
+}
+
+func (x *Encryption) ensureIndexes(s *model.Schema) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range s.Encrypted {
+		f := &s.Encrypted[i]
+		if !f.Eq {
+			continue
+		}
+		_, err := x.db.Collection(s.Collection).Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: f.BlindIndex(), Value: 1}}})
+		if err != nil {
+			return fmt.Errorf("encryption: %v: creating the index on %s: %w", s.Type, f.BlindIndex(), err)
+		}
+	}
+	return nil
+}

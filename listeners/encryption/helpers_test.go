@@ -1,0 +1,7 @@
+package encryption_test
+
+import (
+	"context"
+)
+
+var ctx = context.Background()

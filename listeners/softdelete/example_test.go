@@ -1,0 +1,69 @@
+package softdelete_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/mgmevents/mgmevents/repo"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+func exampleDB(ctx context.Context) (*mongo.Database, func()) {
+	db, done, err := mongotest.Database(ctx, "example")
+	if err != nil {
+		panic(err)
+	}
+	return db, done
+}
+
+// Post is soft-deleted: a delete sets DeletedAt.
+type Post struct {
+	mgm.DefaultModel `bson:",inline"`
+	Title            string     `bson:"title"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+}
+
+func ExampleNew() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+
+	bus := events.NewBus()
+	bus.Register(softdelete.New())
+	posts, err := repo.New[*Post](bus, repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	p := &Post{Title: "hello"}
+	if err := posts.Insert(ctx, p); err != nil {
+		panic(err)
+	}
+	if err := posts.Delete(ctx, p); err != nil {
+		panic(err)
+	}
+	live, _ := posts.Count(ctx, nil)
+	all, _ := posts.Count(softdelete.WithDeleted(ctx), nil)
+	fmt.Println("live:", live, "with deleted:", all)
+
+	// Restore.
+	_, err = posts.UpdateOne(softdelete.WithDeleted(ctx), bson.M{"_id": p.ID}, bson.M{"$unset": bson.M{"deletedAt": ""}})
+	if err != nil {
+		panic(err)
+	}
+	live, _ = posts.Count(ctx, nil)
+	fmt.Println("live after restore:", live)
+
+	// Purge for real.
+	n, _ := posts.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
+	fmt.Println("purged:", n)
+	// Output:
+	// live: 0 with deleted: 1
+	// live after restore: 1
+	// purged: 1
+}

@@ -1,0 +1,9 @@
+package softdelete_test
+
+import (
+	"context"
+)
+
+var ctx = context.Background()
+
+type userKey struct{}

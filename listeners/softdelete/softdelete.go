@@ -1,0 +1,208 @@
+// Package softdelete marks documents deleted instead of removing them, for
+// models with a softdelete:"at" field, as one policy (events.Policy): a
+// hook that turns each delete into an update, and a query condition that
+// hides marked documents from every read.
+package softdelete
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+type withDeletedKey struct{}
+type hardDeleteKey struct{}
+
+// WithDeleted returns a context under which reads, counts, aggregates and
+// updates see soft-deleted documents too; restore one with an UpdateOne
+// under it that unsets the softdelete:"at" field.
+func WithDeleted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withDeletedKey{}, true)
+}
+
+// HardDelete returns a context under which deletes remove documents for
+// real. With WithDeleted too, they purge soft-deleted ones.
+func HardDelete(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hardDeleteKey{}, true)
+}
+
+// Option configures SoftDelete.
+type Option func(*SoftDelete)
+
+// WithActor sets who deletes, for a softdelete:"by" field; the auditor
+// given to listeners.WithAuditor will do.
+func WithActor(who func(ctx context.Context) (any, error)) Option {
+	return func(s *SoftDelete) { s.deleter = who }
+}
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *SoftDelete) { s.now = now }
+}
+
+// SoftDelete marks documents deleted instead of removing them, for models
+// with a softdelete:"at" field (time.Time, *time.Time or
+// primitive.DateTime), like GORM's DeletedAt and mongoose-delete. It is a
+// policy (events.Policy), so switching events off does not switch it off,
+// and its Check verifies after all listeners that it still holds.
+//
+//   - Delete, DeleteMany and FindOneAndDelete set the softdelete:"at" mark (and a
+//     softdelete:"by" field, from WithActor) on live documents instead
+//     of deleting; BeforeDelete and AfterDelete still fire, and the count is
+//     the number of documents marked.
+//   - Every filter and pipeline skips marked documents, unless the context
+//     is WithDeleted: reads, counts, Distinct, Aggregate, updates and
+//     deletes. FindByID of a marked document gives repo.ErrNotFound. An
+//     aggregate stage that reads another collection ($lookup, $graphLookup,
+//     $unionWith), which the condition cannot reach, is refused with
+//     events.ErrUnguardedQuery unless WithDeleted.
+//   - HardDelete(ctx) deletes for real; with WithDeleted too it purges
+//     marked documents.
+//
+// Models without the field are untouched.
+type SoftDelete struct {
+	now     func() time.Time
+	deleter func(ctx context.Context) (any, error)
+}
+
+// New returns the policy.
+func New(opts ...Option) *SoftDelete {
+	s := &SoftDelete{now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// EnforcesPolicy marks SoftDelete as an events.Policy.
+func (*SoftDelete) EnforcesPolicy() {}
+
+// EnforcesTags reports that SoftDelete enforces softdelete tags
+// (events.TagEnforcer).
+func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
+
+// EventTypes tells the bus which events SoftDelete handles.
+func (*SoftDelete) EventTypes() []events.Type {
+	return []events.Type{events.BeforeQuery, events.BeforeDelete}
+}
+
+// mark returns the model's softdelete:"at" field, or nil when it has none.
+func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
+	s, err := model.Of(e.ModelType)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.AuditOf(model.DeletedAt), nil
+}
+
+// hides reports whether e's filter must skip marked documents: unless
+// WithDeleted; and a soft delete always marks live documents only, so that
+// a mark is never overwritten.
+func hides(ctx context.Context, e *events.Event) bool {
+	switch e.Op {
+	case events.OpDelete, events.OpDeleteMany, events.OpFindOneAndDelete:
+		if ctx.Value(hardDeleteKey{}) == nil {
+			return true
+		}
+	}
+	return ctx.Value(withDeletedKey{}) == nil
+}
+
+// HandleEvent applies the policy to e.
+func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
+	s, at, err := mark(e)
+	if at == nil {
+		return err
+	}
+	switch e.Type {
+	case events.BeforeQuery:
+		if !hides(ctx, e) {
+			return nil
+		}
+		live := liveCondition(at)
+		if e.Op == events.OpAggregate { // Check refuses stages that read other collections
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, live)
+			return err
+		}
+		e.Filter = mql.And(e.Filter, live)
+	case events.BeforeDelete:
+		if ctx.Value(hardDeleteKey{}) != nil {
+			return nil
+		}
+		set := bson.D{{Key: at.BSON, Value: d.now().UTC().Truncate(time.Millisecond)}}
+		if by := s.AuditOf(model.DeletedBy); by != nil && d.deleter != nil {
+			who, err := d.deleter(ctx)
+			if err != nil {
+				return fmt.Errorf("deleter: %w", err)
+			}
+			if who != nil {
+				w, err := s.Convert(&by.Field, who)
+				if err != nil {
+					return err
+				}
+				set = append(set, bson.E{Key: by.BSON, Value: w.Interface()})
+			}
+		}
+		e.Update = bson.D{{Key: "$set", Value: set}}
+	}
+	return nil
+}
+
+// Check verifies, after every listener has run, that e still skips marked
+// documents and that a delete still only marks.
+func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
+	_, at, err := mark(e)
+	if at == nil {
+		return err
+	}
+	switch e.Type {
+	case events.BeforeQuery:
+		if !hides(ctx, e) {
+			return nil
+		}
+		var ok bool
+		if e.Op == events.OpAggregate {
+			if err := guard.RefuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", guard.ReadingStages...); err != nil {
+				return err
+			}
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, liveCondition(at))
+		} else {
+			ok, err = mql.Requires(e.Filter, liveCondition(at))
+		}
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the condition that skips deleted documents", events.ErrUnguardedQuery)
+		}
+		return err
+	case events.BeforeDelete:
+		if ctx.Value(hardDeleteKey{}) != nil {
+			return nil
+		}
+		u, err := mql.ParseUpdate(e.Update)
+		if err == nil && (u.IsPipeline() || !u.Touches(at.BSON)) {
+			err = errors.New("the update does not set the mark")
+		}
+		if err != nil {
+			return fmt.Errorf("%w: a listener undid the soft delete (use softdelete.HardDelete to delete for real): %w", events.ErrUnguardedQuery, err)
+		}
+	}
+	return nil
+}
+
+// liveCondition matches documents that are not marked: the field missing
+// or null, or holding the zero value of its type (a time.Time stored
+// without omitempty).
+func liveCondition(at *model.AuditField) bson.E {
+	if at.Type.Kind() == reflect.Pointer {
+		return bson.E{Key: at.BSON, Value: nil}
+	}
+	zero := reflect.Zero(at.Type).Interface()
+	return bson.E{Key: at.BSON, Value: bson.D{{Key: "$in", Value: bson.A{nil, zero}}}}
+}

@@ -1,0 +1,7 @@
+package tenancy_test
+
+import (
+	"context"
+)
+
+var ctx = context.Background()

@@ -1,0 +1,355 @@
+// Package tenancy confines every operation on a model with a tenant:"id"
+// field to the tenant the context acts as. Tenancy is a policy
+// (events.Policy): no other listener, option or switch can widen it, and it
+// fails closed: with no tenant in the context, every operation is refused.
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// Errors of the Tenancy policy. An aggregate stage that reaches another
+// collection, or a collation, gives events.ErrUnguardedQuery.
+var (
+	// ErrNoTenant: the context names no tenant (and is not AllTenants), so
+	// the operation is refused, reads included.
+	ErrNoTenant = errors.New("tenancy: no tenant in the context; use tenancy.WithTenant, or tenancy.AllTenants for cross-tenant jobs")
+	// ErrTenantMismatch: a model, an update or an upsert names another
+	// tenant than the current one, or would change a document's tenant.
+	ErrTenantMismatch = errors.New("tenancy: tenant mismatch")
+)
+
+// access is how a context may reach tenants' documents: as one tenant, or
+// all of them. One key holds it, so the helper called last wins.
+type access struct {
+	tenant string
+	all    bool
+}
+
+type accessKey struct{}
+
+// WithTenant returns a context that acts as tenant, replacing any tenant
+// or AllTenants before it. An empty tenant is no tenant: operations under
+// it get ErrNoTenant.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, accessKey{}, access{tenant: tenant})
+}
+
+// FromContext returns the tenant WithTenant put in ctx.
+func FromContext(ctx context.Context) (string, bool) {
+	a, _ := ctx.Value(accessKey{}).(access)
+	return a.tenant, a.tenant != "" && !a.all
+}
+
+// AllTenants returns a context for explicit cross-tenant access (admin
+// jobs, migrations), replacing any tenant before it: filters are not
+// confined, and models keep the tenant they name. Inserts and upserts must
+// still name a tenant.
+func AllTenants(ctx context.Context) context.Context {
+	return context.WithValue(ctx, accessKey{}, access{all: true})
+}
+
+func allTenants(ctx context.Context) bool {
+	a, _ := ctx.Value(accessKey{}).(access)
+	return a.all
+}
+
+// Resolver returns the current tenant from a context; "" means none.
+type Resolver func(ctx context.Context) (string, error)
+
+// Option configures Tenancy.
+type Option func(*Tenancy)
+
+// WithResolver reads the tenant with r instead of from WithTenant,
+// for applications that already keep it in the context (a JWT claim, a
+// request header). AllTenants still applies.
+func WithResolver(r Resolver) Option {
+	return func(t *Tenancy) {
+		if r != nil {
+			t.resolve = r
+		}
+	}
+}
+
+// Tenancy confines every operation on a model with a tenant:"id" field to
+// the current tenant. It is a policy (events.Policy): it runs after every
+// other listener on Before* events and even when events are switched off,
+// and its Check verifies, after all listeners, policies included, that
+// what will be sent is still confined; so nothing but AllTenants widens it.
+//
+//   - Every filter is ANDed with the tenant (mql.And): reads, counts,
+//     Distinct, updates, deletes, replaces, find-and-modify. No user filter
+//     can widen a conjunction. A collation other than "simple" is refused
+//     (ErrUnguardedQuery): it could make the tenant match another.
+//   - Aggregate gets a leading $match on the tenant; a stage that reaches
+//     another collection is refused with ErrUnguardedQuery.
+//   - Inserts, Save and Update stamp the tenant on a model that has none; a
+//     model naming another tenant gets ErrTenantMismatch and nothing is
+//     written. Upserts get it with $setOnInsert.
+//   - The tenant is immutable: an update (a BeforeDelete listener's
+//     included) that writes the tenant field to anything but the current
+//     tenant, an upsert whose filter names another tenant, a document a
+//     BeforeSave listener rewrote to another tenant, and a Save, Update or
+//     Delete of a model of another tenant get ErrTenantMismatch.
+//   - With no tenant in the context, every operation, reads included, gets
+//     ErrNoTenant.
+//
+// Models without a tenant field are untouched.
+type Tenancy struct {
+	resolve Resolver
+}
+
+// New returns the policy.
+func New(opts ...Option) *Tenancy {
+	t := &Tenancy{resolve: func(ctx context.Context) (string, error) {
+		s, _ := FromContext(ctx)
+		return s, nil
+	}}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+// EnforcesPolicy marks Tenancy as an events.Policy.
+func (*Tenancy) EnforcesPolicy() {}
+
+// EnforcesTags reports that Tenancy enforces tenant:"id" fields
+// (events.TagEnforcer).
+func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
+
+// TenantOf returns the tenant that a model naming tenant named ("" for
+// none) is written for under ctx: the current tenant, which named must
+// match, or under AllTenants named itself, which must then be set. It lets
+// AutoKeys number `auto:"inc,scope=tenant"` fields per tenant with the
+// policy's own reading of the context (listeners.WithTenantScope).
+func (t *Tenancy) TenantOf(ctx context.Context, named string) (string, error) {
+	current, all, err := t.Tenant(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case all && named != "":
+		return named, nil
+	case all:
+		return "", fmt.Errorf("%w: under AllTenants the model must name its tenant", ErrNoTenant)
+	case named != "" && named != current:
+		return "", fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
+	}
+	return current, nil
+}
+
+// EventTypes tells the bus which events Tenancy handles.
+func (*Tenancy) EventTypes() []events.Type {
+	return []events.Type{events.BeforeConvert, events.BeforeSave, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}
+}
+
+// Tenant returns the tenant ctx acts as; all reports AllTenants. With
+// neither, the error wraps ErrNoTenant.
+func (t *Tenancy) Tenant(ctx context.Context) (tenant string, all bool, err error) {
+	if allTenants(ctx) {
+		return "", true, nil
+	}
+	tenant, err = t.resolve(ctx)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: resolving the tenant: %w", ErrNoTenant, err)
+	}
+	if tenant == "" {
+		return "", false, ErrNoTenant
+	}
+	return tenant, false, nil
+}
+
+// scope returns e's model schema when it has a tenant field (nil
+// otherwise), and the tenant ctx acts as.
+func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Schema, string, bool, error) {
+	s, err := model.Of(e.ModelType)
+	if err != nil || s.Tenant == nil {
+		return nil, "", false, err
+	}
+	tenant, all, err := t.Tenant(ctx)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return s, tenant, all, nil
+}
+
+// HandleEvent confines e to the tenant: it ANDs the tenant onto the filter,
+// puts a $match first in a pipeline, stamps a model that names no tenant,
+// and gives an upsert's new document the tenant. Check then verifies all.
+func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
+	s, tenant, all, err := t.scope(ctx, e)
+	if s == nil || all {
+		return err
+	}
+	f := s.Tenant.BSON
+	switch e.Type {
+	case events.BeforeConvert:
+		if fv := s.Tenant.Value(reflect.ValueOf(e.Model).Elem()); fv.String() == "" {
+			fv.SetString(tenant)
+		}
+	case events.BeforeQuery:
+		if e.Op == events.OpAggregate { // Check refuses stages that reach other collections
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
+			return err
+		}
+		e.Filter = mql.And(e.Filter, bson.E{Key: f, Value: tenant})
+	case events.BeforeUpdate:
+		if !e.Upsert {
+			return nil
+		}
+		u, err := mql.ParseUpdate(e.Update)
+		if err != nil || u.IsPipeline() || u.Touches(f) {
+			return err // a pipeline upsert gets the filter's equalities from the server
+		}
+		if err := u.Add("$setOnInsert", f, tenant); err != nil {
+			return err
+		}
+		e.Update = u.Value()
+	}
+	return nil
+}
+
+// Check verifies, after every listener has run, that e is still confined
+// to the tenant; see Tenancy.
+func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
+	s, tenant, all, err := t.scope(ctx, e)
+	if s == nil {
+		return err
+	}
+	f := s.Tenant
+	switch e.Type {
+	case events.BeforeConvert:
+		return checkTenant(s, "the "+s.Type.String(), f.Value(reflect.ValueOf(e.Model).Elem()).String(), tenant, all)
+	case events.BeforeSave:
+		if e.Document == nil {
+			return nil // the model, checked on BeforeConvert, is written
+		}
+		v, _ := e.Document.Lookup(f.BSON).StringValueOK()
+		return checkTenant(s, "the document to write", v, tenant, all)
+	case events.BeforeQuery:
+		if e.Model != nil { // Save, Update, Delete of a model
+			v := f.Value(reflect.ValueOf(e.Model).Elem()).String()
+			if v != "" && !all && v != tenant {
+				return fmt.Errorf("%w: the %v names tenant %q, not the current one", ErrTenantMismatch, s.Type, v)
+			}
+		}
+		if all {
+			return nil
+		}
+		return checkConfined(e, f.BSON, tenant)
+	case events.BeforeUpdate:
+		return checkTenantUpdate(e.Update, e.Upsert, f.BSON, tenant, all)
+	case events.BeforeDelete:
+		if e.Update != nil {
+			return checkTenantUpdate(e.Update, false, f.BSON, tenant, all)
+		}
+	}
+	return nil
+}
+
+// checkTenant checks the tenant a model or document names.
+func checkTenant(s *model.Schema, what, have, tenant string, all bool) error {
+	switch {
+	case all && have == "":
+		return fmt.Errorf("%w: under AllTenants %s must name its tenant in field %s", ErrNoTenant, what, s.Tenant.Name)
+	case !all && have != tenant:
+		return fmt.Errorf("%w: %s names tenant %q, not the current one", ErrTenantMismatch, what, have)
+	}
+	return nil
+}
+
+// checkConfined verifies that the filter or pipeline e sends requires the
+// tenant, that no collation can widen it, and that an upsert's filter asks
+// for no other tenant's document.
+func checkConfined(e *events.Event, field, tenant string) error {
+	if c := e.Collation; c != nil && c.Locale != "" && c.Locale != "simple" {
+		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", events.ErrUnguardedQuery, c.Locale)
+	}
+	cond := bson.E{Key: field, Value: tenant}
+	if e.Op == events.OpAggregate {
+		if err := guard.RefuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
+			append(guard.ReadingStages, guard.WritingStages...)...); err != nil {
+			return err
+		}
+		ok, err := mql.LeadingMatchRequires(e.Pipeline, cond)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)
+		}
+		return err
+	}
+	ok, err := mql.Requires(e.Filter, cond)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: a listener removed the tenant condition from the filter", ErrTenantMismatch)
+	}
+	if err != nil || !e.Upsert {
+		return err
+	}
+	eqs, err := mql.Equalities(e.Filter)
+	if err != nil {
+		return err
+	}
+	for _, eq := range eqs {
+		if eq.Key == field && eq.Value != tenant {
+			return fmt.Errorf("%w: the upsert's filter names tenant %v", ErrTenantMismatch, eq.Value)
+		}
+	}
+	return nil
+}
+
+// checkTenantUpdate refuses an update that would change a document's
+// tenant, and an upsert whose new document would not get the tenant.
+func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) error {
+	u, err := mql.ParseUpdate(update)
+	if err != nil {
+		return err
+	}
+	if u.IsPipeline() {
+		if !all && u.Touches(field) {
+			return fmt.Errorf("%w: an update pipeline may not write the tenant field %q", ErrTenantMismatch, field)
+		}
+		if all && upsert {
+			return fmt.Errorf("%w: under AllTenants an upsert pipeline cannot be checked to set the tenant field %q", ErrNoTenant, field)
+		}
+		return nil // an upsert's document gets the filter's tenant from the server
+	}
+	stamped := false
+	for _, op := range u.Operators() {
+		fields, err := mql.ToD(op.Value)
+		if err != nil {
+			return err
+		}
+		for _, kv := range fields {
+			to, _ := kv.Value.(string)
+			if !mql.PathsOverlap(kv.Key, field) && (op.Key != "$rename" || !mql.PathsOverlap(to, field)) {
+				continue
+			}
+			same := (op.Key == "$set" || op.Key == "$setOnInsert") && kv.Key == field
+			v, isString := kv.Value.(string)
+			switch {
+			case all && same && isString && v != "":
+				stamped = true
+			case all:
+			case same && isString && v == tenant:
+				stamped = true
+			default:
+				return fmt.Errorf("%w: %s of the tenant field %q", ErrTenantMismatch, op.Key, field)
+			}
+		}
+	}
+	switch {
+	case !upsert || stamped:
+		return nil
+	case all:
+		return fmt.Errorf("%w: under AllTenants an upsert must set the tenant field %q", ErrNoTenant, field)
+	}
+	return fmt.Errorf("%w: a listener removed the tenant from the upsert's $setOnInsert", ErrTenantMismatch)
+}
