@@ -6,7 +6,8 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -27,8 +28,8 @@ func policiesSetup(t *testing.T) (*repo.Repository[*ticket], *events.Bus) {
 	t.Helper()
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	bus.Register(listeners.NewSoftDelete())
-	bus.Register(listeners.NewTenancy())
+	bus.Register(softdelete.New())
+	bus.Register(tenancy.New())
 	r, err := repo.New[*ticket](bus, repo.WithDatabase(srv.Database(t)))
 	require.NoError(t, err)
 	return r, bus
@@ -39,7 +40,7 @@ func policiesSetup(t *testing.T) (*repo.Repository[*ticket], *events.Bus) {
 // delete keeps the document as a tombstone until its events are out.
 func TestSoftDeleteStaysASoftDelete(t *testing.T) {
 	tickets, _ := policiesSetup(t)
-	tctx := listeners.WithTenant(ctx, "acme")
+	tctx := tenancy.WithTenant(ctx, "acme")
 	tk := &ticket{Title: "a"}
 	require.NoError(t, tickets.Insert(tctx, tk))
 	tk.Record("ticket.closed", nil)
@@ -53,14 +54,14 @@ func TestSoftDeleteStaysASoftDelete(t *testing.T) {
 	assert.False(t, s.Box.Gone, "no tombstone: the soft delete keeps the document")
 	assert.Len(t, s.Box.Queue, 1, "with its event")
 	assert.Equal(t, "tenant", s.Box.Tenant, "the tenant field, for Message.Tenant")
-	back, err := tickets.FindByID(listeners.WithDeleted(tctx), tk.ID)
+	back, err := tickets.FindByID(softdelete.WithDeleted(tctx), tk.ID)
 	require.NoError(t, err, "WithDeleted still finds it")
 
 	back.Record("ticket.purged", nil)
-	require.NoError(t, tickets.Delete(listeners.HardDelete(listeners.WithDeleted(tctx)), back))
+	require.NoError(t, tickets.Delete(softdelete.HardDelete(softdelete.WithDeleted(tctx)), back))
 	require.NoError(t, coll.FindOne(ctx, bson.D{{Key: "_id", Value: tk.ID}}).Decode(&s))
 	assert.True(t, s.Box.Gone, "a hard delete keeps a tombstone")
 	assert.Len(t, s.Box.Queue, 2)
-	_, err = tickets.FindByID(listeners.WithDeleted(tctx), tk.ID)
+	_, err = tickets.FindByID(softdelete.WithDeleted(tctx), tk.ID)
 	assert.ErrorIs(t, err, repo.ErrNotFound, "which not even WithDeleted sees")
 }
