@@ -21,7 +21,7 @@ type ticket struct {
 	outbox.Recorder  `bson:"-"`
 	Tenant           string     `bson:"tenant" tenant:"id"`
 	Title            string     `bson:"title"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" audit:"deletedAt"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
 }
 
 func policiesSetup(t *testing.T) (*repo.Repository[*ticket], *events.Bus) {
