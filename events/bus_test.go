@@ -80,27 +80,6 @@ func TestPolicyStays(t *testing.T) {
 	assert.Equal(t, 2, bus.Len())
 }
 
-type onlySaves struct {
-	events.Base
-	log []string
-}
-
-func (l *onlySaves) OnBeforeSave(_ context.Context, e *events.Event) error {
-	l.log = append(l.log, "save "+e.Collection)
-	return nil
-}
-
-func TestLifecycleBase(t *testing.T) {
-	bus := events.NewBus()
-	l := &onlySaves{}
-	bus.Register(events.FromLifecycle(l))
-	ctx := context.Background()
-	for typ := events.BeforeConvert; typ <= events.AfterDelete; typ++ {
-		require.NoError(t, bus.Publish(ctx, &events.Event{Type: typ, Collection: "users"}))
-	}
-	assert.Equal(t, []string{"save users"}, l.log, "only the overridden method runs; Base's are no-ops")
-}
-
 var errNope = errors.New("nope")
 
 func TestErrorsStopAndWrap(t *testing.T) {
@@ -142,7 +121,7 @@ func TestPanicIsRecovered(t *testing.T) {
 	assert.ErrorIs(t, bus.Publish(context.Background(), &events.Event{Type: events.BeforeSave}), errNope)
 }
 
-type typed struct{ events.Base }
+type typed struct{}
 
 func (typed) EventTypes() []events.Type                        { return []events.Type{events.AfterLoad} }
 func (typed) HandleEvent(context.Context, *events.Event) error { return errNope }
@@ -266,24 +245,6 @@ func ExampleBus() {
 	// users only: zwt
 	// any model: BeforeSave users
 	// any model: BeforeSave orders
-}
-
-func ExampleBase() {
-	bus := events.NewBus()
-	bus.Register(events.FromLifecycle(&auditTrail{}))
-	err := bus.Publish(context.Background(), &events.Event{Type: events.BeforeDelete, Collection: "users"})
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, events.ErrAborted))
-	// Output:
-	// events: BeforeDelete listener aborted in collection "users": deletes are disabled
-	// true
-}
-
-// auditTrail refuses deletes and ignores every other event.
-type auditTrail struct{ events.Base }
-
-func (*auditTrail) OnBeforeDelete(context.Context, *events.Event) error {
-	return errors.New("deletes are disabled")
 }
 
 type policy struct{ events.ListenerFunc }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/lifecycle"
 	"github.com/mgmevents/mgmevents/mql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -169,7 +170,7 @@ func TestNewEventsAreBeforeOrAfter(t *testing.T) {
 	assert.False(t, events.OpUpdateMany.Write())
 
 	var got []events.Type
-	type l struct{ events.Base }
+	type l struct{ lifecycle.Base }
 	bus := events.NewBus()
 	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		got = append(got, e.Type)
@@ -179,7 +180,7 @@ func TestNewEventsAreBeforeOrAfter(t *testing.T) {
 		require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: ty}))
 	}
 	assert.Equal(t, []events.Type{events.BeforeQuery, events.AfterUpdate}, got, "On filters the new types too")
-	lc := events.FromLifecycle(l{})
+	lc := lifecycle.Adapt(l{})
 	assert.NoError(t, lc.HandleEvent(context.Background(), &events.Event{Type: events.BeforeUpdate}))
 
 	unmatched := events.NewBus()
