@@ -134,3 +134,41 @@ func ExampleRepository_UpdateOne_upsert() {
 	// inserted: 0 matched: 1
 	// Counted 2 true
 }
+
+// Iter streams models: each document's AfterLoad and AfterConvert fire as
+// the cursor reads it, not for the whole result up front.
+func ExampleRepository_Iter() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+
+	bus := events.NewBus()
+	bus.Register(events.TypedFunc(func(_ context.Context, _ *events.Event, b *Book) error {
+		fmt.Println("  AfterConvert", b.Title)
+		return nil
+	}), events.ForModel[*Book](), events.On(events.AfterConvert))
+	books, err := repo.New[*Book](bus, repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	if err := books.InsertMany(ctx, []*Book{{Title: "Go"}, {Title: "Rust"}}); err != nil {
+		panic(err)
+	}
+
+	cur, err := books.Iter(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "title", Value: 1}}))
+	if err != nil {
+		panic(err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		fmt.Println("read", cur.Model().Title)
+	}
+	if err := cur.Err(); err != nil {
+		panic(err)
+	}
+	// Output:
+	//   AfterConvert Go
+	// read Go
+	//   AfterConvert Rust
+	// read Rust
+}

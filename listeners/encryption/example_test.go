@@ -73,3 +73,67 @@ func exampleDB(ctx context.Context) (*mongo.Database, func()) {
 	}
 	return db, done
 }
+
+// Rotation: put a new key first in the ring, re-encrypt, then drop the old
+// key, keeping it as the blind-index key.
+func ExampleEncryption_Reencrypt() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+	newKey := func(id string) encryption.Key {
+		secret := make([]byte, encryption.MinSecretLen)
+		rand.Read(secret)
+		return encryption.Key{ID: id, Secret: secret}
+	}
+	jan, nov := newKey("2026-01"), newKey("2026-11")
+
+	// clientsWith returns a repository whose bus encrypts with ring.
+	clientsWith := func(ring encryption.Keys, opts ...encryption.Option) (*repo.Repository[*Client], *encryption.Encryption) {
+		enc, err := encryption.New(ring, opts...)
+		if err != nil {
+			panic(err)
+		}
+		bus := events.NewBus()
+		bus.Register(enc)
+		clients, err := repo.New[*Client](bus, repo.WithDatabase(db))
+		if err != nil {
+			panic(err)
+		}
+		return clients, enc
+	}
+	keyIDs := func() map[string]int {
+		ids := map[string]int{}
+		cur, _ := db.Collection("clients").Find(ctx, bson.M{})
+		for cur.Next(ctx) {
+			_, b := cur.Current.Lookup("email").Binary()
+			ids[string(b[3:3+b[2]])]++ // the key ID, as the format stores it
+		}
+		return ids
+	}
+
+	old, _ := clientsWith(encryption.Keys{jan})
+	for _, e := range []string{"ann@example.com", "bob@example.com"} {
+		if err := old.Insert(ctx, &Client{Email: e, Phone: "555-0100"}); err != nil {
+			panic(err)
+		}
+	}
+
+	// 1. The new key first: it encrypts new writes; both keys decrypt.
+	clients, enc := clientsWith(encryption.Keys{nov, jan})
+	// 2. Rewrite what the old key encrypted.
+	n, err := enc.Reencrypt(ctx, db.Collection("clients"), clients.Schema().Type)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("rewritten:", n, keyIDs())
+	// 3. Drop the old key; it made the blind indexes, so it stays the index key.
+	clients, _ = clientsWith(encryption.Keys{nov}, encryption.WithIndexKey(jan))
+	c, err := clients.FindOne(ctx, bson.M{"email": "bob@example.com"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("found:", c.Email)
+	// Output:
+	// rewritten: 2 map[2026-11:2]
+	// found: bob@example.com
+}

@@ -1,4 +1,4 @@
-package events_test
+package mql_test
 
 import (
 	"fmt"
