@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // ticket is soft-deleted and belongs to a tenant.
@@ -64,4 +65,18 @@ func TestSoftDeleteStaysASoftDelete(t *testing.T) {
 	assert.Len(t, s.Box.Queue, 2)
 	_, err = tickets.FindByID(softdelete.WithDeleted(tctx), tk.ID)
 	assert.ErrorIs(t, err, repo.ErrNotFound, "which not even WithDeleted sees")
+
+	// The relay, a system process, sees every tenant and names each.
+	other := &ticket{Title: "b"}
+	other.Record("ticket.opened", nil)
+	require.NoError(t, tickets.Insert(tenancy.WithTenant(ctx, "globex"), other))
+	p := &recorder{}
+	_, err = newRelay(t, coll.Database(), p).Drain(ctx)
+	require.NoError(t, err)
+	tenants := map[string]string{}
+	for _, m := range p.take() {
+		tenants[m.Type] = m.Tenant
+	}
+	assert.Equal(t, map[string]string{"ticket.closed": "acme", "ticket.purged": "acme", "ticket.opened": "globex"}, tenants)
+	assert.ErrorIs(t, coll.FindOne(ctx, bson.D{{Key: "_id", Value: tk.ID}}).Err(), mongo.ErrNoDocuments, "the hard-deleted one is removed once its events are out")
 }

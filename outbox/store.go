@@ -143,3 +143,21 @@ func appendField(reg *bsoncodec.Registry, doc bson.Raw, name string, value any) 
 	out[0], out[1], out[2], out[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
 	return out, nil
 }
+// tries counts the failed deliveries of one event.
+type tries struct {
+	N   int    `bson:"n"`
+	Err string `bson:"err,omitempty"`
+}
+
+// box is Field as a relay reads it.
+type box struct {
+	Queue  []string               `bson:"q"`
+	Events map[string]storedEvent `bson:"e"`
+	Count  int64                  `bson:"n"`
+	Bytes  int64                  `bson:"b"`
+	Due    time.Time              `bson:"due"`
+	Gone   bool                   `bson:"gone"`
+	Tenant string                 `bson:"tf"`
+	Tries  map[string]tries       `bson:"a"`
+}
+

@@ -1,0 +1,150 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// A lease is a document of Leases whose unique _id names a document and a
+// time slot: "<collection>|<_id>@<slot>", slot being the Unix time in
+// nanoseconds divided by the lease duration. Inserting it gives the
+// inserter the document for that slot, on every server, since only the
+// unique index decides. Nothing is ever updated, so FerretDB's non-atomic
+// updates do not matter, and an expired lease needs no takeover: the next
+// slot is a new _id. A relay claims the next slot too in the second half
+// of the current one, so that it keeps documents it is still working on;
+// it publishes only until its last slot ends, less a tenth of the lease.
+
+// leaseDoc is a lease as stored.
+type leaseDoc struct {
+	ID    string    `bson:"_id"`
+	By    string    `bson:"by"`
+	Until time.Time `bson:"until"`
+}
+
+// held is the run of slots a relay holds on one document.
+type held struct{ from, to int64 }
+
+type leases struct {
+	coll *mongo.Collection
+	by   string
+	d    time.Duration
+
+	mu        sync.Mutex
+	held      map[string]held
+	lastPrune time.Time
+}
+
+func newLeases(coll *mongo.Collection, by string, d time.Duration) *leases {
+	return &leases{coll: coll, by: by, d: d, held: map[string]held{}}
+}
+
+func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }
+func (l *leases) end(s int64) time.Time  { return time.Unix(0, (s+1)*int64(l.d)) }
+
+// valid reports whether the relay may publish for key now.
+func (l *leases) valid(key string) bool {
+	l.mu.Lock()
+	h, ok := l.held[key]
+	l.mu.Unlock()
+	now := time.Now()
+	s := l.slot(now)
+	return ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.d/10))
+}
+
+// claim claims keys for the current slot, and the next one in the second
+// half of the current; it returns those the relay holds now.
+func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, error) {
+	now := time.Now()
+	s := l.slot(now)
+	late := now.After(l.end(s).Add(-l.d / 2))
+	type want struct {
+		key  string
+		slot int64
+	}
+	var wants []want
+	l.mu.Lock()
+	for _, k := range keys {
+		h, ok := l.held[k]
+		if !ok || h.to < s {
+			wants = append(wants, want{k, s})
+		}
+		if late && (!ok || h.to < s+1) {
+			wants = append(wants, want{k, s + 1})
+		}
+	}
+	l.mu.Unlock()
+	got := make([]bool, len(wants))
+	if len(wants) > 0 {
+		docs := make([]any, len(wants))
+		for i, w := range wants {
+			docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: l.end(w.slot)}
+			got[i] = true
+		}
+		_, err := l.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+		var bwe mongo.BulkWriteException
+		switch {
+		case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
+			for _, we := range bwe.WriteErrors {
+				if !mongo.IsDuplicateKeyError(we) {
+					return nil, fmt.Errorf("claiming leases: %w", err)
+				}
+				got[we.Index] = false
+			}
+		case err != nil:
+			return nil, fmt.Errorf("claiming leases: %w", err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, w := range wants {
+		if !got[i] {
+			continue
+		}
+		h, ok := l.held[w.key]
+		switch {
+		case !ok || h.to < w.slot-1:
+			h = held{from: w.slot, to: w.slot}
+		case w.slot > h.to:
+			h.to = w.slot
+		}
+		l.held[w.key] = h
+	}
+	out := map[string]bool{}
+	for _, k := range keys {
+		if h, ok := l.held[k]; ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.d/10)) {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// prune forgets expired leases and, once per lease duration, deletes the
+// relay's and others' lease documents of slots long past, which no relay
+// inserts again.
+func (l *leases) prune(ctx context.Context) {
+	now := time.Now()
+	s := l.slot(now)
+	l.mu.Lock()
+	for k, h := range l.held {
+		if h.to < s {
+			delete(l.held, k)
+		}
+	}
+	due := now.Sub(l.lastPrune) >= l.d
+	if due {
+		l.lastPrune = now
+	}
+	l.mu.Unlock()
+	if due {
+		_, _ = l.coll.DeleteMany(ctx, bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: now.Add(-2 * l.d)}}}})
+	}
+}

@@ -1,0 +1,261 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// DeadLetters is the collection, in the relay's database, that holds each
+// message that failed WithMaxAttempts times: the message, its last error
+// and its attempts, under the message's ID. A relay counts it (Stats) and
+// logs each message it moves there.
+const DeadLetters = "outbox_dead"
+
+// Leases is the collection, in the relay's database, of the relays'
+// leases on documents (see Relay).
+const Leases = "outbox_leases"
+
+// RelayOption configures NewRelay.
+type RelayOption func(*relayConfig)
+
+type relayConfig struct {
+	collections []string
+	lease       time.Duration
+	maxAttempts int
+	backoff     func(attempt int) time.Duration
+	poll        time.Duration
+	batch       int
+	logger      *slog.Logger
+}
+
+// WithCollections serves these collections. By default a relay serves the
+// collections that Sources names, read again at every Drain.
+func WithCollections(names ...string) RelayOption {
+	return func(c *relayConfig) { c.collections = append(c.collections, names...) }
+}
+
+// WithLease sets how long a relay owns a document's events once it has
+// claimed them; the default is 30 seconds. It must outlast the delivery of
+// one batch of a document's events; a relay that stops (or dies) keeps
+// its documents from the others no longer than this.
+func WithLease(d time.Duration) RelayOption { return func(c *relayConfig) { c.lease = d } }
+
+// WithMaxAttempts sets how many times a message is published before it
+// moves to DeadLetters; the default is 10.
+func WithMaxAttempts(n int) RelayOption { return func(c *relayConfig) { c.maxAttempts = n } }
+
+// WithBackoff sets how long a document waits after its message failed its
+// attempt-th delivery; the default doubles from one second up to a minute.
+func WithBackoff(f func(attempt int) time.Duration) RelayOption {
+	return func(c *relayConfig) { c.backoff = f }
+}
+
+// WithPollInterval sets how long Run waits after a Drain that found
+// nothing to deliver; the default is one second.
+func WithPollInterval(d time.Duration) RelayOption { return func(c *relayConfig) { c.poll = d } }
+
+// WithBatch sets how many documents a relay reads and claims at once; the
+// default is 100.
+func WithBatch(n int) RelayOption { return func(c *relayConfig) { c.batch = n } }
+
+// WithLogger logs what the relay does not return as an error: dead
+// letters, the growth of DeadLetters, a Run's failed Drain. The default is
+// slog.Default().
+func WithLogger(l *slog.Logger) RelayOption { return func(c *relayConfig) { c.logger = l } }
+
+// ErrInvalidRelay is returned, wrapped, by NewRelay for an argument it
+// cannot use.
+var ErrInvalidRelay = errors.New("outbox: invalid relay argument")
+
+func defaultBackoff(attempt int) time.Duration {
+	d := time.Second << min(max(attempt-1, 0), 6)
+	return min(d, time.Minute)
+}
+
+// Relay delivers the events that the outbox stored, at least once and in
+// order per document: a message with Seq n+1 is published only after Seq n
+// was published or moved to DeadLetters. A failed publish is retried
+// after WithBackoff; meanwhile the document's later events wait, and
+// other documents keep flowing. After WithMaxAttempts the message moves to
+// DeadLetters and the document's next event follows.
+//
+// Relays in several processes share the work through leases: a relay
+// claims a document by inserting a lease document with a unique _id made of
+// the document and a time slot of WithLease's length; the server's unique
+// index lets one relay have each slot, on every server, FerretDB's
+// non-atomic findAndModify included. A relay publishes only while its
+// lease holds, with a tenth of it to spare, and removes from the document
+// only the events it has published, by ID: removing one again is a no-op,
+// so a relay whose lease ran out while it published can remove nothing
+// another relay has not published too. Duplicates come only from a relay
+// that stops between publishing and removing: consumers de-duplicate on
+// Message.ID.
+//
+// A relay is a system process: it reads documents of every tenant. It is
+// safe for concurrent use, though one Run per relay is enough.
+type Relay struct {
+	db      *mongo.Database
+	pub     Publisher
+	cfg     relayConfig
+	id      string
+	leases  *leases
+	indexed sync.Map // collection name -> struct{}
+
+	delivered, failed, dead, removed, deadTotal atomic.Int64
+	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
+}
+
+// NewRelay returns a relay that delivers the events stored in db's
+// collections to p.
+func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, error) {
+	if db == nil || p == nil {
+		return nil, fmt.Errorf("%w: NewRelay needs a database and a publisher", ErrInvalidRelay)
+	}
+	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default()}
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.lease <= 0:
+		return nil, fmt.Errorf("%w: WithLease(%v): want > 0", ErrInvalidRelay, c.lease)
+	case c.maxAttempts < 1:
+		return nil, fmt.Errorf("%w: WithMaxAttempts(%d): want ≥ 1", ErrInvalidRelay, c.maxAttempts)
+	case c.backoff == nil:
+		return nil, fmt.Errorf("%w: WithBackoff(nil)", ErrInvalidRelay)
+	case c.poll <= 0:
+		return nil, fmt.Errorf("%w: WithPollInterval(%v): want > 0", ErrInvalidRelay, c.poll)
+	case c.batch < 1:
+		return nil, fmt.Errorf("%w: WithBatch(%d): want ≥ 1", ErrInvalidRelay, c.batch)
+	case c.logger == nil:
+		return nil, fmt.Errorf("%w: WithLogger(nil)", ErrInvalidRelay)
+	}
+	id := uuid.NewString()
+	return &Relay{db: db, pub: p, cfg: c, id: id, leases: newLeases(db.Collection(Leases), id, c.lease)}, nil
+}
+
+// Stats are a relay's counts since it was created.
+type Stats struct {
+	Delivered    int64 // messages published and removed from their documents
+	Failed       int64 // publish attempts that failed
+	DeadLettered int64 // messages this relay moved to DeadLetters
+	DeadLetters  int64 // messages in DeadLetters when last counted, by any relay
+	Removed      int64 // deleted documents removed once their events were out
+}
+
+// Stats returns the relay's counts.
+func (r *Relay) Stats() Stats {
+	return Stats{Delivered: r.delivered.Load(), Failed: r.failed.Load(), DeadLettered: r.dead.Load(),
+		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load()}
+}
+
+// Run delivers what is due, again and again, until ctx ends, and then
+// returns nil. After a Drain that delivered nothing it waits
+// WithPollInterval; errors are logged, and the next poll tries again.
+func (r *Relay) Run(ctx context.Context) error {
+	for {
+		n, err := r.Drain(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			r.cfg.logger.WarnContext(ctx, "outbox: relay drain failed; retrying after the poll interval", "relay", r.id, "error", err)
+		}
+		if n > 0 && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(r.cfg.poll):
+		}
+	}
+}
+
+// Drain delivers, once, the events that are due now in the collections it
+// serves and that no other relay holds, and returns how many messages it
+// delivered. Events in backoff wait for a later Drain.
+func (r *Relay) Drain(ctx context.Context) (int, error) {
+	colls, err := r.collections(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	var errs []error
+	for _, c := range colls {
+		n, err := r.drain(ctx, r.db.Collection(c))
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("outbox: relay on %s: %w", c, err))
+		}
+	}
+	r.leases.prune(ctx)
+	r.countDead(ctx, false)
+	return total, errors.Join(errs...)
+}
+
+// collections returns what the relay serves.
+func (r *Relay) collections(ctx context.Context) ([]string, error) {
+	if len(r.cfg.collections) > 0 {
+		return r.cfg.collections, nil
+	}
+	var names []string
+	cur, err := r.db.Collection(Sources).Find(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("outbox: reading %s: %w", Sources, err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("outbox: reading %s: %w", Sources, err)
+	}
+	for _, d := range docs {
+		names = append(names, d.ID)
+	}
+	return names, nil
+}
+
+// index makes sure coll has the index on due that finds pending documents:
+// sparse, so that it holds only documents with work (MongoDB; FerretDB
+// accepts and ignores sparse).
+func (r *Relay) index(ctx context.Context, coll *mongo.Collection) error {
+	if _, ok := r.indexed.Load(coll.Name()); ok {
+		return nil
+	}
+	_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
+		Keys:    bson.D{{Key: path(partDue), Value: 1}},
+		Options: options.Index().SetName("outbox_due").SetSparse(true),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the index on %s: %w", path(partDue), err)
+	}
+	r.indexed.Store(coll.Name(), struct{}{})
+	return nil
+}
+
+// countDead counts DeadLetters at most every ten seconds, or now when
+// force, and logs when it grew.
+func (r *Relay) countDead(ctx context.Context, force bool) {
+	now := time.Now().UnixNano()
+	if last := r.lastCount.Load(); !force && now-last < int64(10*time.Second) {
+		return
+	}
+	r.lastCount.Store(now)
+	n, err := r.db.Collection(DeadLetters).EstimatedDocumentCount(ctx)
+	if err != nil {
+		return
+	}
+	if old := r.deadTotal.Swap(n); n > old {
+		r.cfg.logger.WarnContext(ctx, "outbox: dead letters wait for someone to look at them", "collection", DeadLetters, "count", n, "new", n-old)
+	}
+}
