@@ -86,30 +86,32 @@ func (v *variant) p99() time.Duration {
 
 // ratio compares a with b round by round (they ran side by side) and
 // returns the median ratio, with the smallest and largest, so that one
-// round disturbed by the machine does not decide the figure. f gives a
-// round's value.
-func ratio(a, b *variant, f func(round) float64) (med, lo, hi float64) {
+// round disturbed by the machine does not decide the figure, and the
+// bootstrap interval of the median (see medianInterval). f gives a round's
+// value.
+func ratio(a, b *variant, f func(round) float64) (med, lo, hi float64, ci *interval) {
 	rs := make([]float64, len(a.rounds))
 	for i := range rs {
 		rs[i] = f(a.rounds[i]) / f(b.rounds[i])
 	}
+	ci = medianInterval(rs)
 	slices.Sort(rs)
 	m := len(rs) / 2
 	med = rs[m]
 	if len(rs)%2 == 0 {
 		med = (rs[m-1] + rs[m]) / 2
 	}
-	return med, rs[0], rs[len(rs)-1]
+	return med, rs[0], rs[len(rs)-1], ci
 }
 
 func throughput(r round) float64 { return float64(len(r.lat)) / r.dur.Seconds() }
 
 // throughputRatio is the figure of lib against its raw twin: the median
-// of the per-round throughput ratios, and the rounds' spread for the
-// report.
-func throughputRatio(lib, raw *variant) (float64, string) {
-	med, lo, hi := ratio(lib, raw, throughput)
-	return med, spread(lo, hi)
+// of the per-round throughput ratios, its bootstrap interval, and the
+// rounds' spread for the report.
+func throughputRatio(lib, raw *variant) (float64, *interval, string) {
+	med, lo, hi, ci := ratio(lib, raw, throughput)
+	return med, ci, spread(lo, hi)
 }
 
 func spread(lo, hi float64) string { return fmt.Sprintf("rounds %.2f–%.2f", lo, hi) }

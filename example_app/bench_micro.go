@@ -87,11 +87,11 @@ func benchMicro(env *benchEnv) ([]figure, error) {
 
 	perOp := func(r testing.BenchmarkResult) float64 { return float64(r.T.Nanoseconds()) / float64(r.N) }
 	return []figure{
-		{"alloc_ns", perOp(next), fmt.Sprintf("warm Sequence.Next, 1 goroutine, %d allocs/op", next.AllocsPerOp()), "≤ 25, 0 allocs"},
-		{"alloc_allocs", float64(next.AllocsPerOp()), "allocations per warm Next", "0"},
-		{"alloc_parallel_ids_per_s", 1e9 / perOp(parallel), fmt.Sprintf("numbers/s from %d goroutines", runtime.GOMAXPROCS(0)), "—"},
-		{"roundtrips_per_10k", float64(rt), "counter round trips for 10,000 Next, batch 100, adaptive", "—"},
-		{"dispatch_ns", perOp(dispatch), fmt.Sprintf("Publish, 3 listeners of other models, %d allocs/op", dispatch.AllocsPerOp()), "0 allocs"},
-		{"dispatch_matched_ns", perOp(matched), fmt.Sprintf("Publish, 1 matching listener, %d allocs/op", matched.AllocsPerOp()), "—"},
+		{"alloc_ns", perOp(next), nil, fmt.Sprintf("warm Sequence.Next, 1 goroutine, %d allocs/op", next.AllocsPerOp()), "≤ 25, 0 allocs"},
+		{"alloc_allocs", float64(next.AllocsPerOp()), nil, "allocations per warm Next", "0"},
+		{"alloc_parallel_ids_per_s", 1e9 / perOp(parallel), nil, fmt.Sprintf("numbers/s from %d goroutines", runtime.GOMAXPROCS(0)), "—"},
+		{"roundtrips_per_10k", float64(rt), nil, "counter round trips for 10,000 Next, batch 100, adaptive", "—"},
+		{"dispatch_ns", perOp(dispatch), nil, fmt.Sprintf("Publish, 3 listeners of other models, %d allocs/op", dispatch.AllocsPerOp()), "0 allocs"},
+		{"dispatch_matched_ns", perOp(matched), nil, fmt.Sprintf("Publish, 1 matching listener, %d allocs/op", matched.AllocsPerOp()), "—"},
 	}, nil
 }

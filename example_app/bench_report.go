@@ -11,16 +11,20 @@ import (
 type figure struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
-	What  string  `json:"what"`
-	Goal  string  `json:"goal"`
+	// CI95 is the bootstrap 95% interval of a median of per-round ratios,
+	// or nil (null in the JSON) for a figure that has no rounds: a count,
+	// a percentile of pooled latencies, a go test benchmark.
+	CI95 *interval `json:"ci95"`
+	What string    `json:"what"`
+	Goal string    `json:"goal"`
 }
 
 func report(out io.Writer, figs []figure) {
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\tvalue\tgoal\twhat")
+	fmt.Fprintln(tw, "figure\tvalue\t95% interval\tgoal\twhat")
 	for _, f := range figs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, format(f.Value), f.Goal, f.What)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, format(f.Value), f.CI95, f.Goal, f.What)
 	}
 	tw.Flush()
 	fmt.Fprintln(out)
@@ -37,4 +41,13 @@ func format(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
+
+// String gives the interval as the report's column shows it, with the
+// number of rounds it was drawn from; a figure without rounds says so.
+func (iv *interval) String() string {
+	if iv == nil {
+		return "no rounds"
+	}
+	return fmt.Sprintf("%s–%s (%d rounds)", format(iv.Lo), format(iv.Hi), iv.Rounds)
 }

@@ -51,5 +51,20 @@ func TestBenchSmall(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &figs))
 	for _, f := range figs {
 		assert.Contains(t, out.String(), f.Name+": ")
+		// Each median of per-round ratios has its interval; the other
+		// figures say in their row that they have no rounds.
+		if strings.HasSuffix(f.Name, "_ratio") && f.Name != "p99_ratio" {
+			if assert.NotNil(t, f.CI95, f.Name) {
+				assert.LessOrEqual(t, f.CI95.Lo, f.Value+1e-12, f.Name)
+				assert.GreaterOrEqual(t, f.CI95.Hi, f.Value-1e-12, f.Name)
+				assert.Positive(t, f.CI95.Rounds, f.Name)
+				assert.Regexp(t, "(?m)^"+f.Name+` +[0-9.]+ +[0-9.]+–[0-9.]+ \([0-9]+ rounds\) `, out.String())
+			}
+		} else {
+			assert.Nil(t, f.CI95, f.Name)
+			assert.Regexp(t, "(?m)^"+f.Name+` +[0-9.]+ +no rounds `, out.String())
+		}
 	}
+	assert.Contains(t, string(b), `"ci95": null`)
+	assert.Regexp(t, `"ci95": \{\s+"lo": [0-9.]+,\s+"hi": [0-9.]+,\s+"rounds": 2\s+\}`, string(b))
 }
