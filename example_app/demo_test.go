@@ -30,6 +30,27 @@ func TestDemo(t *testing.T) {
 		assert.Contains(t, s, want)
 	}
 	assert.Regexp(t, `userId=[0-9a-f-]{36} longId=1 unchanged`, s)
+
+	// Part 2, the policies.
+	for _, want := range []string{
+		"acme   no=1 Ann\n",
+		"acme   no=2 Bob\n",
+		"globex no=1 Cy\n",
+		"-> acme counts 2 customers, globex 1",
+		"-> with no tenant, refused: tenancy: no tenant in the context",
+		"-> acme finds Ann (no=1) by ann@example.com",
+		"-> globex looks for the same email: not found",
+		"-> Ann deleted: acme sees 1 customer, 2 with softdelete.WithDeleted",
+		"-> restored (an update under WithDeleted unsets the mark): acme sees 2 customers",
+	} {
+		assert.Contains(t, s, want)
+	}
+	atRest := regexp.MustCompile(`(?s)9\. What is at rest.*?\n\n`).FindString(s)
+	require.NotEmpty(t, atRest, s)
+	assert.Regexp(t, `\n   tenant +"acme"\n`, atRest)
+	assert.Regexp(t, `\n   email +\{"\$binary":\{"base64":"[^"]+","subType":"8e"\}\}\n`, atRest)
+	assert.Regexp(t, `\n   email_bidx +\{"\$binary":`, atRest)
+	assert.NotContains(t, atRest, "ann@example.com", "the email is not stored in plaintext")
 }
 
 // TestDemoContinuesWithData runs the whole program twice on one -data

@@ -1,6 +1,8 @@
 // Command example_app shows mgmevents at work: lifecycle events around an
 // mgm model, keys filled in automatically, ten goroutines inserting at
-// once, and an order number. With no flags it runs on an embedded
+// once, and an order number; then the policies: two tenants, an encrypted
+// email found by equality, the document as stored, and a soft delete and
+// its restore. With no flags it runs on an embedded
 // MongoDB-compatible server (FerretDB), so it needs nothing but Go:
 //
 //	go run ./example_app                   # demo on the embedded server
