@@ -19,6 +19,13 @@
 // failover cannot hand out a number twice. On servers whose findAndModify
 // is not atomic (FerretDB 1.x) blocks are settled by unique claim
 // documents instead; see Strategy.
+//
+// A sequence may be served by one strategy and then the other (a database
+// moved from FerretDB to MongoDB), or by both at once (a strategy forced on
+// some clients): each strategy takes the sequence over from the other
+// before it hands out a number, at a few round trips per switch. Processes
+// of the release that keyed claims by first number stop with an error at
+// a fence this release writes after their claims.
 package sequence
 
 import (
@@ -67,7 +74,6 @@ type Allocator struct {
 	mu         sync.Mutex
 	store      atomic.Pointer[storeBox]
 	roundTrips atomic.Int64
-	hintWrites atomic.Int64
 	closed     atomic.Bool
 	closeMu    sync.Mutex     // serializes Close
 	bg         sync.WaitGroup // background writes, waited for by Close
@@ -119,12 +125,8 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 func (a *Allocator) Collection() *mongo.Collection { return a.counters }
 
 // RoundTrips returns the number of counter round trips made so far that a
-// reservation waited for. The Claim strategy also raises its hint in the
-// background once per block; HintWrites counts those.
+// reservation waited for.
 func (a *Allocator) RoundTrips() int64 { return a.roundTrips.Load() }
-
-// HintWrites returns the number of background hint updates (Claim only).
-func (a *Allocator) HintWrites() int64 { return a.hintWrites.Load() }
 
 // Sequence returns the sequence called name, creating its in-process state
 // on first use. Asking again with other options is an ErrConflict; asking

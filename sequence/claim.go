@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -31,15 +30,45 @@ import (
 // whose stale idea of the head makes it insert a version that was pruned
 // would succeed; so every inserted claim is checked against the floor read
 // after the insert, and one at or below it is dropped, never used.
+//
+// Before its first version on a chain it did not start, a process takes
+// the sequence over (see handover.go): it shuts the Atomic strategy out and
+// fences the claims of the release before versions.
 type claimStore struct{ a *Allocator }
 
+// versionDoc is a version as this release writes it. Fmt 2 says that the
+// chain it continues was taken over: the Atomic strategy is shut out and
+// the previous release's claims are fenced.
 type versionDoc struct {
 	ID   string `bson:"_id"`
 	Seq  string `bson:"seq"`
 	V    int64  `bson:"v"`
 	End  int64  `bson:"end"`
 	Back bool   `bson:"back,omitempty"` // a give-back
+	Fmt  int64  `bson:"fmt"`
 }
+
+// headDoc is a version as read: its end is a number, or {atomic: e} when
+// the Atomic strategy took the sequence over at e (a seal).
+type headDoc struct {
+	V   int64         `bson:"v"`
+	End bson.RawValue `bson:"end"`
+	Fmt int64         `bson:"fmt"`
+}
+
+// headKind says who wrote the newest version, and so what a writer must do
+// before it builds on it.
+type headKind uint8
+
+const (
+	noVersions headKind = iota // none yet: the counter and older claims tell where to start
+	ungated                    // written by a release that neither shuts Atomic out nor fences
+	gated                      // fmt 2: Atomic is shut out, older claims are fenced
+	sealed                     // the Atomic strategy serves the sequence from its end
+)
+
+// versionFmt is the format this release writes.
+const versionFmt = 2
 
 type floorDoc struct {
 	ID  string `bson:"_id"`
@@ -51,48 +80,78 @@ func (*claimStore) kind() Strategy { return Claim }
 
 func versionID(name string, v int64) string { return name + "#v" + strconv.FormatInt(v, 10) }
 
-// head returns the newest version and its end. With no version yet it
-// returns version 0 at the base: the counter document, and a chain of
-// claims by first number left by an earlier release, if any.
-func (st *claimStore) head(ctx context.Context, s *Sequence) (mark, error) {
-	var d versionDoc
+// head returns the newest version, its end, and who wrote it. With no
+// version yet it returns version 0 at start-1.
+func (st *claimStore) head(ctx context.Context, s *Sequence) (mark, headKind, error) {
+	var d headDoc
 	st.a.roundTrips.Add(1)
 	err := st.a.claims.FindOne(ctx, bson.D{{Key: "seq", Value: s.name}, {Key: "v", Value: bson.D{{Key: "$gt", Value: 0}}}},
 		options.FindOne().SetSort(bson.D{{Key: "v", Value: -1}})).Decode(&d)
-	if err == nil {
-		return mark{end: d.End, ver: d.V}, nil
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return mark{end: s.start - 1}, noVersions, nil
 	}
-	if !errors.Is(err, mongo.ErrNoDocuments) {
-		return mark{}, err
+	if err != nil {
+		return mark{}, 0, err
 	}
-	base, err := st.base(ctx, s)
-	return mark{end: base}, err
+	return d.mark(s.name)
 }
 
-// base is where version 1 starts: past the counter document (written by
-// the Atomic strategy, or as a hint) and past the claims of the form
-// "<name>#<first number>" of releases before versions.
+func (d headDoc) mark(name string) (mark, headKind, error) {
+	if end, ok := d.End.AsInt64OK(); ok {
+		kind := ungated
+		if d.Fmt >= versionFmt {
+			kind = gated
+		}
+		return mark{end: end, ver: d.V}, kind, nil
+	}
+	if doc, ok := d.End.DocumentOK(); ok {
+		if end, ok := doc.Lookup("atomic").AsInt64OK(); ok {
+			return mark{end: end, ver: d.V}, sealed, nil
+		}
+	}
+	return mark{}, 0, fmt.Errorf("counter %q: version %d has an end of type %s, which this release does not know", name, d.V, d.End.Type)
+}
+
+// chainHead returns the head to build the next version on, taking the
+// sequence over first (see adopt) unless the head says that is done.
+func (st *claimStore) chainHead(ctx context.Context, s *Sequence) (mark, error) {
+	h, kind, err := st.head(ctx, s)
+	if err != nil || kind == gated || (kind == ungated && s.adopted.Load()) {
+		return h, err
+	}
+	return st.adopt(ctx, s, h, kind)
+}
+
+// base is where the chain starts when it has no version: past the counter
+// document and past the claims "<name>#<first number>" of the release
+// before versions, up to the fence that ends them.
 func (st *claimStore) base(ctx context.Context, s *Sequence) (int64, error) {
+	h, err := st.counterSeq(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	for range maxAttempts {
+		hi, fence, err := st.oldClaim(ctx, s, h+1)
+		if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && fence) {
+			return h, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		h = hi
+	}
+	return 0, fmt.Errorf("counter %q: old claim chain longer than %d", s.name, maxAttempts)
+}
+
+// counterSeq reads the counter document's seq, start-1 if there is none.
+func (st *claimStore) counterSeq(ctx context.Context, s *Sequence) (int64, error) {
 	var doc counterDoc
 	st.a.roundTrips.Add(1)
 	err := st.a.counters.FindOne(ctx, bson.D{{Key: "_id", Value: s.name}}).Decode(&doc)
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, err
 	}
-	h := max(doc.Seq, s.start-1)
-	for range maxAttempts {
-		var c struct{ Hi int64 }
-		st.a.roundTrips.Add(1)
-		err := st.a.claims.FindOne(ctx, bson.D{{Key: "_id", Value: s.name + "#" + strconv.FormatInt(h+1, 10)}}).Decode(&c)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return h, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		h = c.Hi
-	}
-	return 0, fmt.Errorf("counter %q: old claim chain longer than %d", s.name, maxAttempts)
+	return max(doc.Seq, s.start-1), nil
 }
 
 // floor returns the highest version that may have been pruned.
@@ -110,11 +169,15 @@ func (st *claimStore) floor(ctx context.Context, s *Sequence) (int64, error) {
 // insert tries to settle version v with the given end. ok is false when
 // someone else holds v, or held it before it was pruned.
 func (st *claimStore) insert(ctx context.Context, s *Sequence, v, end int64, back bool) (ok bool, err error) {
+	return st.settle(ctx, s, v, versionDoc{ID: versionID(s.name, v), Seq: s.name, V: v, End: end, Back: back, Fmt: versionFmt})
+}
+
+// settle inserts doc, the document of version v, and checks it against
+// the floor; see insert.
+func (st *claimStore) settle(ctx context.Context, s *Sequence, v int64, doc any) (ok bool, err error) {
 	a := st.a
-	id := versionID(s.name, v)
 	a.roundTrips.Add(1)
-	_, err = a.claims.InsertOne(ctx, versionDoc{ID: id, Seq: s.name, V: v, End: end, Back: back})
-	if mongo.IsDuplicateKeyError(err) || err != nil {
+	if _, err = a.claims.InsertOne(ctx, doc); err != nil {
 		return false, ignoreDup(err)
 	}
 	f, err := st.floor(ctx, s)
@@ -125,17 +188,11 @@ func (st *claimStore) insert(ctx context.Context, s *Sequence, v, end int64, bac
 		// The version was settled long ago and pruned since: this claim is
 		// a stale copy. Nobody may build on it; the next prune would
 		// delete it anyway.
-		_, _ = a.claims.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+		_, _ = a.claims.DeleteOne(ctx, bson.D{{Key: "_id", Value: versionID(s.name, v)}})
 		return false, nil
 	}
 	if keep := a.cfg.keep; v%keep == 0 && v > keep {
 		a.background(func(ctx context.Context) { st.prune(ctx, s.name, v-keep) })
-	}
-	// At most one hint write a second per sequence: the counter document
-	// then says roughly where the sequence is, for people reading it.
-	if now := time.Now().UnixNano(); now-s.hintAt.Load() >= int64(time.Second) {
-		s.hintAt.Store(now)
-		a.background(func(ctx context.Context) { st.moveHint(ctx, s.name, end) })
 	}
 	return true, nil
 }
@@ -152,7 +209,7 @@ func (st *claimStore) reserve(ctx context.Context, s *Sequence, own mark, n int6
 	if own.ver == 0 {
 		// No claim of our own yet: start from the head.
 		var err error
-		if h, err = st.head(ctx, s); err != nil {
+		if h, err = st.chainHead(ctx, s); err != nil {
 			return mark{}, err
 		}
 	}
@@ -165,21 +222,32 @@ func (st *claimStore) reserve(ctx context.Context, s *Sequence, own mark, n int6
 		if ok || err != nil {
 			return m, err
 		}
-		if h, err = st.head(ctx, s); err != nil {
+		if h, err = st.chainHead(ctx, s); err != nil {
 			return mark{}, err
 		}
 	}
 	return mark{}, fmt.Errorf("counter %q: no free version after %d attempts", s.name, maxAttempts)
 }
 
+// current reads without taking anything over: the head's end; where the
+// Atomic strategy serves, the counter's; with no version, the base.
 func (st *claimStore) current(ctx context.Context, s *Sequence) (int64, error) {
-	h, err := st.head(ctx, s)
-	return h.end, err
+	h, kind, err := st.head(ctx, s)
+	switch {
+	case err != nil:
+		return 0, err
+	case kind == noVersions:
+		return st.base(ctx, s)
+	case kind == sealed:
+		c, err := st.counterSeq(ctx, s)
+		return max(h.end, c), err
+	}
+	return h.end, nil
 }
 
 func (st *claimStore) advance(ctx context.Context, s *Sequence, past int64, force bool) (mark, error) {
 	for range maxAttempts {
-		h, err := st.head(ctx, s)
+		h, err := st.chainHead(ctx, s)
 		if err != nil {
 			return mark{}, err
 		}
@@ -205,32 +273,20 @@ func (st *claimStore) giveBack(ctx context.Context, s *Sequence, last mark, from
 	return st.insert(ctx, s, last.ver+1, from-1, true)
 }
 
-// prune deletes the claims of s up to version f. The floor is raised first,
-// so that a stale writer that re-inserts a deleted version sees it.
+// prune deletes the versions of s up to f. The floor is raised first, so
+// that a stale writer that re-inserts a deleted version sees it. The claims
+// of the release before versions, and the fence after them, stay: a
+// process of that release may still walk them (see fence).
 func (st *claimStore) prune(ctx context.Context, name string, f int64) {
 	a := st.a
 	_, err := a.floors.InsertOne(ctx, floorDoc{ID: name + "#" + strconv.FormatInt(f, 10), Seq: name, F: f})
 	if err = ignoreDup(err); err == nil {
-		_, err = a.claims.DeleteMany(ctx, bson.D{{Key: "seq", Value: name}, {Key: "$or", Value: bson.A{
-			bson.D{{Key: "v", Value: bson.D{{Key: "$lte", Value: f}}}},
-			bson.D{{Key: "v", Value: bson.D{{Key: "$exists", Value: false}}}}, // the old chain
-		}}})
+		_, err = a.claims.DeleteMany(ctx, bson.D{{Key: "seq", Value: name}, {Key: "v", Value: bson.D{{Key: "$lte", Value: f}}}})
 	}
 	if err == nil {
 		_, err = a.floors.DeleteMany(ctx, bson.D{{Key: "seq", Value: name}, {Key: "f", Value: bson.D{{Key: "$lt", Value: f}}}})
 	}
 	if err != nil {
 		a.cfg.logger.Debug("sequence: pruning claims failed; the next prune retries", "sequence", name, "err", err)
-	}
-}
-
-// moveHint raises the counter document to end. Nobody depends on it; its
-// failure is harmless.
-func (st *claimStore) moveHint(ctx context.Context, name string, end int64) {
-	a := st.a
-	a.hintWrites.Add(1)
-	if _, err := a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: name}},
-		bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: end}}}}, options.Update().SetUpsert(true)); err != nil {
-		a.cfg.logger.Debug("sequence: moving the hint failed", "sequence", name, "err", err)
 	}
 }

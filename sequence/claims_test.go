@@ -122,8 +122,8 @@ func TestStaleHintAfterPruning(t *testing.T) {
 
 // TestClaimsOfAnEarlierRelease: data written by the release that keyed
 // claims by first number (a counter hint behind a chain of claims) is
-// continued past the chain's end, and the old claims go with the first
-// prune.
+// continued past the chain's end. The old claims outlive the prunes, since
+// a process of that release may still walk them, and a fence ends them.
 func TestClaimsOfAnEarlierRelease(t *testing.T) {
 	ctx := context.Background()
 	db := srv.Database(t)
@@ -139,7 +139,13 @@ func TestClaimsOfAnEarlierRelease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{201, 202, 203, 204}, take(t, s, 4))
 	require.NoError(t, a.Close(ctx))
-	n, err := db.Collection("counters.claims").CountDocuments(ctx, bson.M{"lo": bson.M{"$exists": true}})
+	n, err := db.Collection("counters.claims").CountDocuments(ctx, bson.M{"lo": bson.M{"$exists": true}, "fence": bson.M{"$exists": false}})
 	require.NoError(t, err)
-	assert.Zero(t, n, "the old claims were pruned")
+	assert.Equal(t, int64(2), n, "the old claims stay")
+	n, err = db.Collection("counters.claims").CountDocuments(ctx, bson.M{"_id": "old#201", "fence": true})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "a fence ends them")
+	n, err = db.Collection("counters.claims").CountDocuments(ctx, bson.M{"seq": "old", "v": bson.M{"$exists": true}})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, n, int64(4), "the versions were pruned")
 }

@@ -62,7 +62,10 @@ func WithCollection(name string) Option { return func(c *config) { c.collection 
 // numbers handed out again.
 func WithWriteConcern(wc *writeconcern.WriteConcern) Option { return func(c *config) { c.wc = wc } }
 
-// WithStrategy forces a strategy instead of detecting it.
+// WithStrategy forces a strategy instead of detecting it. Allocators with
+// different strategies may share a sequence: each takes it over from the
+// other before handing out a number (on FerretDB, Atomic is safe only for
+// a client with a single connection, with or without this).
 func WithStrategy(s Strategy) Option { return func(c *config) { c.strategy = s } }
 
 // WithBatch sets the default block size of sequences that set none; the

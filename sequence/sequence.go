@@ -18,8 +18,9 @@ type Sequence struct {
 	base  int64 // configured block size
 	max   int64 // largest adaptive block size
 
-	cur    atomic.Pointer[block]
-	hintAt atomic.Int64 // Claim: when the shared hint was last raised (unix ns)
+	cur     atomic.Pointer[block]
+	checked atomic.Bool // Atomic: claims were looked for, and moved past (see handover.go)
+	adopted atomic.Bool // Claim: this process shut Atomic out and fenced old claims
 
 	mu        sync.Mutex // guards the fields below
 	pending   *block     // next block, fetched ahead

@@ -43,6 +43,7 @@ const maxAttempts = 10000
 type counterDoc struct {
 	Seq   int64 `bson:"seq"`
 	Moves int64 `bson:"moves"` // admin moves (AdvancePast, SetNext); absent until the first
+	Gate  int64 `bson:"gate"`  // while present, the Claim strategy serves (see handover.go)
 }
 
 // atomicStore uses findOneAndUpdate {$inc}, atomic on MongoDB.
@@ -51,15 +52,19 @@ type atomicStore struct{ a *Allocator }
 func (*atomicStore) kind() Strategy { return Atomic }
 
 func (st *atomicStore) reserve(ctx context.Context, s *Sequence, _ mark, n int64) (mark, error) {
+	if err := st.check(ctx, s); err != nil {
+		return mark{}, err
+	}
 	return st.inc(ctx, s, n)
 }
 
 func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, error) {
 	a := st.a
+	missed := false // the counter was there, but with the gate closed
 	for range maxAttempts {
 		var doc counterDoc
 		a.roundTrips.Add(1)
-		err := a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
+		err := a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}, gateOpen},
 			bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
 		if err == nil {
@@ -70,6 +75,14 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, err
 		}
 		if !errors.Is(err, mongo.ErrNoDocuments) {
 			return mark{}, err
+		}
+		if missed {
+			// A Claim process took the sequence over: take it back.
+			if err := st.takeover(ctx, s, true); err != nil {
+				return mark{}, fmt.Errorf("counter %q: taking the sequence back from the Claim strategy: %w", s.name, err)
+			}
+			missed = false
+			continue
 		}
 		// First use: create the counter holding the first block. A racing
 		// creator makes this a duplicate key; then $inc again.
@@ -85,36 +98,59 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, err
 		if !mongo.IsDuplicateKeyError(err) {
 			return mark{}, err
 		}
+		missed = true
 	}
 	return mark{}, fmt.Errorf("counter %q: no block after %d attempts", s.name, maxAttempts)
 }
 
+// current reads the counter, or, while the Claim strategy has the gate
+// closed, the claim chain.
 func (st *atomicStore) current(ctx context.Context, s *Sequence) (int64, error) {
+	if err := st.check(ctx, s); err != nil {
+		return 0, err
+	}
 	var doc counterDoc
 	st.a.roundTrips.Add(1)
 	err := st.a.counters.FindOne(ctx, bson.D{{Key: "_id", Value: s.name}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
 		return s.start - 1, nil
+	case err != nil:
+		return 0, err
+	case doc.Gate != 0:
+		c, err := (&claimStore{a: st.a}).current(ctx, s)
+		return max(c, doc.Seq), err
 	}
-	return doc.Seq, err
+	return doc.Seq, nil
 }
 
 func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, force bool) (mark, error) {
+	if err := st.check(ctx, s); err != nil {
+		return mark{}, err
+	}
 	op := "$max"
 	if force {
 		op = "$set"
 	}
+	missed := false
 	for range maxAttempts {
 		var doc counterDoc
 		st.a.roundTrips.Add(1)
 		// Every move counts, even one that leaves seq as it was, so that a
 		// holder's give-back (filtered on the moves it saw) cannot undo it.
-		err := st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
+		err := st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}, gateOpen},
 			bson.D{{Key: op, Value: bson.D{{Key: "seq", Value: past}}}, {Key: "$inc", Value: bson.D{{Key: "moves", Value: 1}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
 		if !mongo.IsDuplicateKeyError(err) {
 			return mark{end: doc.Seq, ver: doc.Moves}, err
 		}
+		// A racing creator, once; twice, the gate is closed.
+		if missed {
+			if err := st.takeover(ctx, s, true); err != nil {
+				return mark{}, fmt.Errorf("counter %q: taking the sequence back from the Claim strategy: %w", s.name, err)
+			}
+		}
+		missed = !missed
 	}
 	return mark{}, fmt.Errorf("counter %q: not advanced after %d attempts", s.name, maxAttempts)
 }
@@ -122,15 +158,16 @@ func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, for
 // giveBack moves the counter from the block's end back to from-1, with a
 // filter on the block's end and on the admin moves seen when the block was
 // reserved: if anyone reserved after it, or moved the counter (AdvancePast,
-// even to where it already was), nothing matches. (On FerretDB that holds
-// for one connection only, like the rest of this strategy.)
+// even to where it already was), or the Claim strategy took the sequence
+// over, nothing matches. (On FerretDB that holds for one connection only,
+// like the rest of this strategy.)
 func (st *atomicStore) giveBack(ctx context.Context, s *Sequence, last mark, from int64) (bool, error) {
 	moves := bson.E{Key: "moves", Value: last.ver}
 	if last.ver == 0 {
 		moves.Value = bson.D{{Key: "$exists", Value: false}}
 	}
 	st.a.roundTrips.Add(1)
-	res, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last.end}, moves},
+	res, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last.end}, moves, gateOpen},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: from - 1}}}})
 	if err != nil {
 		return false, err
