@@ -334,7 +334,7 @@ func (a *AsyncListener) deliver(it *asyncItem) {
 		return // Close gave up: discard
 	}
 	if err := call(&it.ctx, a.l, &it.e); err != nil {
-		a.report(&it.ctx, newListenerError(&it.e, err))
+		a.report(&it.ctx, newListenerError(&it.e, a.l, err))
 	}
 }
 

@@ -260,6 +260,7 @@ func TestAsyncRecoversPanic(t *testing.T) {
 	require.ErrorAs(t, errs[0], &le)
 	assert.Equal(t, events.AfterSave, le.Type)
 	assert.Equal(t, "users", le.Collection)
+	assert.IsType(t, events.ListenerFunc(nil), le.Listener, "the listener, not the AsyncListener")
 	assert.EqualError(t, errs[1], `events: AfterSave listener failed after Insert of *events_test.user in collection "users" (the write was done): refused`)
 }
 

@@ -29,6 +29,10 @@ type Bus struct {
 type lists struct {
 	plain    []*registration
 	policies []*registration
+	// interceptors and tracers are the registrations whose listener is
+	// an Interceptor, or a ListenerTracer, too.
+	interceptors []*registration
+	tracers      []*registration
 }
 
 type registration struct {
@@ -39,6 +43,9 @@ type registration struct {
 	model   reflect.Type // nil: every model
 	policy  bool
 	checker Checker // a policy's Check, or nil
+
+	interceptor Interceptor    // or nil
+	tracer      ListenerTracer // or nil
 }
 
 const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
@@ -105,6 +112,8 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if c, ok := l.(Checker); ok && r.policy {
 		r.checker = c
 	}
+	r.interceptor, _ = l.(Interceptor)
+	r.tracer, _ = l.(ListenerTracer)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.next++
@@ -113,24 +122,32 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if old := b.regs.Load(); old != nil {
 		ls = *old
 	}
-	list := ls.of(r)
-	*list = append(slices.Clone(*list), r)
-	slices.SortStableFunc(*list, func(x, y *registration) int {
-		if x.order != y.order {
-			return cmp.Compare(x.order, y.order)
-		}
-		return cmp.Compare(x.seq, y.seq)
-	})
+	for _, list := range ls.of(r) {
+		*list = append(slices.Clone(*list), r)
+		slices.SortStableFunc(*list, func(x, y *registration) int {
+			if x.order != y.order {
+				return cmp.Compare(x.order, y.order)
+			}
+			return cmp.Compare(x.seq, y.seq)
+		})
+	}
 	b.regs.Store(&ls)
 	return func() bool { return b.remove(r) }
 }
 
-// of returns the list r belongs in.
-func (ls *lists) of(r *registration) *[]*registration {
+// of returns the lists r belongs in.
+func (ls *lists) of(r *registration) []*[]*registration {
+	out := []*[]*registration{&ls.plain}
 	if r.policy {
-		return &ls.policies
+		out[0] = &ls.policies
 	}
-	return &ls.plain
+	if r.interceptor != nil {
+		out = append(out, &ls.interceptors)
+	}
+	if r.tracer != nil {
+		out = append(out, &ls.tracers)
+	}
+	return out
 }
 
 func (b *Bus) remove(r *registration) bool {
@@ -144,12 +161,13 @@ func (b *Bus) remove(r *registration) bool {
 		return false
 	}
 	ls := *old
-	list := ls.of(r)
-	i := slices.Index(*list, r)
-	if i < 0 {
+	if !slices.Contains(*ls.of(r)[0], r) {
 		return false
 	}
-	*list = slices.Delete(slices.Clone(*list), i, i+1)
+	for _, list := range ls.of(r) {
+		i := slices.Index(*list, r)
+		*list = slices.Delete(slices.Clone(*list), i, i+1)
+	}
 	b.regs.Store(&ls)
 	return true
 }
@@ -244,10 +262,10 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if e.Quiet {
 		first, then = p.policies, nil
 	}
-	if err := publish(ctx, first, e); err != nil {
+	if err := publish(ctx, first, e, p.tracers); err != nil {
 		return err
 	}
-	if err := publish(ctx, then, e); err != nil {
+	if err := publish(ctx, then, e, p.tracers); err != nil {
 		return err
 	}
 	if !e.Type.Before() {
@@ -265,20 +283,28 @@ func check(ctx context.Context, policies []*registration, e *Event) error {
 			continue
 		}
 		if err := callCheck(ctx, r.checker, e); err != nil {
-			return newListenerError(e, err)
+			return newListenerError(e, r.l, err)
 		}
 	}
 	return nil
 }
 
-func publish(ctx context.Context, list []*registration, e *Event) error {
+// publish calls the listeners of list that handle e; with tracers
+// registered, through them (see ListenerTracer).
+func publish(ctx context.Context, list []*registration, e *Event, tracers []*registration) error {
 	bit := uint16(1) << e.Type
 	for _, r := range list {
 		if r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
 			continue
 		}
-		if err := call(ctx, r.l, e); err != nil {
-			return newListenerError(e, err)
+		var err error
+		if len(tracers) == 0 {
+			err = call(ctx, r.l, e)
+		} else {
+			err = traced(ctx, tracers, r.l, e)
+		}
+		if err != nil {
+			return newListenerError(e, r.l, err)
 		}
 	}
 	return nil

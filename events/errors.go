@@ -17,18 +17,22 @@ var ErrAborted = errors.New("events: operation aborted by a listener")
 var ErrPanic = errors.New("events: listener panicked")
 
 // ListenerError is returned when a listener fails or panics. It names the
-// event, the operation, the collection and the model type, and wraps the
-// listener's error, so errors.Is and errors.As see through it.
+// event, the operation, the collection, the model type and the listener,
+// and wraps the listener's error, so errors.Is and errors.As see through
+// it.
 type ListenerError struct {
 	Type       Type
 	Op         Op
 	Collection string
 	ModelType  reflect.Type
-	Err        error
+	// Listener is the listener that failed (for an AsyncListener, the
+	// listener it delivers to), as registered: tracing names it.
+	Listener Listener
+	Err      error
 }
 
-func newListenerError(e *Event, err error) *ListenerError {
-	return &ListenerError{Type: e.Type, Op: e.Op, Collection: e.Collection, ModelType: e.ModelType, Err: err}
+func newListenerError(e *Event, l Listener, err error) *ListenerError {
+	return &ListenerError{Type: e.Type, Op: e.Op, Collection: e.Collection, ModelType: e.ModelType, Listener: l, Err: err}
 }
 
 // Error says which event's listener failed, in which operation, and why:

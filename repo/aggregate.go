@@ -20,6 +20,13 @@ import (
 // AfterConvert, as a find's do. Results of any other type get AfterLoad
 // only, since they are not models.
 func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any, opts ...*options.AggregateOptions) error {
+	if o := r.operation("Aggregate", events.OpAggregate); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.aggregate(ctx, o, pipeline, results, opts) })
+	}
+	return r.aggregate(ctx, nil, pipeline, results, opts)
+}
+
+func (r *Repository[T]) aggregate(ctx context.Context, o *events.Operation, pipeline any, results any, opts []*options.AggregateOptions) error {
 	const method = "Aggregate"
 	rv := reflect.ValueOf(results)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Slice {
@@ -79,5 +86,8 @@ func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any
 		return r.wrap(method, err)
 	}
 	sv.Set(out)
+	if o != nil {
+		o.Returned = int64(out.Len())
+	}
 	return nil
 }

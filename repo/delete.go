@@ -14,6 +14,13 @@ import (
 // Delete deletes m's document by its ID. Deleting a missing document is
 // not an error; AfterDelete's DeletedCount is then 0.
 func (r *Repository[T]) Delete(ctx context.Context, m T) error {
+	if o := r.operation("Delete", events.OpDelete); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.deleteModel(ctx, o, m) })
+	}
+	return r.deleteModel(ctx, nil, m)
+}
+
+func (r *Repository[T]) deleteModel(ctx context.Context, o *events.Operation, m T) error {
 	if _, err := r.check(m, "Delete"); err != nil {
 		return err
 	}
@@ -25,6 +32,7 @@ func (r *Repository[T]) Delete(ctx context.Context, m T) error {
 		e.Model = m
 	}
 	res, err := r.delete(ctx, e, bson.D{{Key: "_id", Value: m.GetID()}}, false)
+	deleted(o, res)
 	if err != nil {
 		return r.wrap("Delete", err)
 	}
@@ -37,18 +45,33 @@ func (r *Repository[T]) Delete(ctx context.Context, m T) error {
 // DeleteMany deletes every document that matches filter and returns how
 // many it deleted. A nil filter is refused; pass bson.D{} to delete all.
 func (r *Repository[T]) DeleteMany(ctx context.Context, filter any) (int64, error) {
+	if o := r.operation("DeleteMany", events.OpDeleteMany); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (int64, error) { return r.deleteMany(ctx, o, filter) })
+	}
+	return r.deleteMany(ctx, nil, filter)
+}
+
+func (r *Repository[T]) deleteMany(ctx context.Context, o *events.Operation, filter any) (int64, error) {
 	if filter == nil {
 		return 0, r.wrap("DeleteMany", fmt.Errorf("nil filter; pass bson.D{} to delete every document: %w", ErrInvalidArgument))
 	}
 	res, err := r.delete(ctx, r.event(ctx, events.OpDeleteMany), filter, true)
+	deleted(o, res)
 	if err != nil {
 		return 0, r.wrap("DeleteMany", err)
 	}
 	return res.DeletedCount, nil
 }
 
+// deleted records in o, when not nil, what res counts.
+func deleted(o *events.Operation, res *mongo.DeleteResult) {
+	if o != nil && res != nil {
+		o.Deleted = res.DeletedCount
+	}
+}
+
 // delete publishes BeforeQuery and BeforeDelete, deletes, and publishes
-// AfterDelete.
+// AfterDelete. After the delete, it returns the result with any error.
 func (r *Repository[T]) delete(ctx context.Context, e *events.Event, filter any, many bool) (*mongo.DeleteResult, error) {
 	filter, err := r.beforeDelete(ctx, e, filter)
 	if err != nil {
@@ -146,6 +169,13 @@ func (r *Repository[T]) afterDelete(ctx context.Context, e *events.Event, n int6
 // refused (pass bson.D{} for any document); when nothing matches, the error
 // wraps ErrNotFound. mgm's hooks do not run: they need a model instance.
 func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts ...*options.FindOneAndDeleteOptions) (T, error) {
+	if o := r.operation("FindOneAndDelete", events.OpFindOneAndDelete); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findOneAndDelete(ctx, o, filter, opts) })
+	}
+	return r.findOneAndDelete(ctx, nil, filter, opts)
+}
+
+func (r *Repository[T]) findOneAndDelete(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneAndDeleteOptions) (T, error) {
 	var zero T
 	if filter == nil {
 		return zero, r.wrap("FindOneAndDelete", fmt.Errorf("nil filter; pass bson.D{} to delete any document: %w", ErrInvalidArgument))
@@ -187,6 +217,9 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 	if err == nil {
 		n = 1
 	}
+	if o != nil {
+		o.Deleted = n
+	}
 	if aerr := r.afterDelete(ctx, e, n); aerr != nil {
 		return zero, aerr
 	}
@@ -196,6 +229,9 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 	m, err := r.decode(ctx, e, raw)
 	if err != nil {
 		return zero, r.wrap("FindOneAndDelete", err)
+	}
+	if o != nil {
+		o.Returned = 1
 	}
 	return m, nil
 }

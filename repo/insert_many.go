@@ -19,6 +19,13 @@ import (
 // write fails part way (the insert is ordered), the error says how many
 // models were written.
 func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
+	if o := r.operation("InsertMany", events.OpInsertMany); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.insertMany(ctx, o, ms) })
+	}
+	return r.insertMany(ctx, nil, ms)
+}
+
+func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms []T) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -67,6 +74,9 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 		}
 		res, err := r.coll.InsertMany(ctx, docs[from:])
 		if err == nil {
+			if o != nil {
+				o.Inserted = int64(len(ms))
+			}
 			for i, id := range res.InsertedIDs {
 				if !undos[from+i].genID {
 					if err := setID(ms[from+i], id); err != nil {
@@ -90,6 +100,9 @@ func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 		if retry {
 			from = failed
 			continue
+		}
+		if o != nil {
+			o.Inserted = int64(failed)
 		}
 		return r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
 	}

@@ -18,12 +18,19 @@ import (
 // (for mgm's DefaultModel a hex string becomes an ObjectID). It returns an
 // error wrapping ErrNotFound when there is none.
 func (r *Repository[T]) FindByID(ctx context.Context, id any, opts ...*options.FindOneOptions) (T, error) {
+	if o := r.operation("FindByID", events.OpFind); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findByID(ctx, o, id, opts) })
+	}
+	return r.findByID(ctx, nil, id, opts)
+}
+
+func (r *Repository[T]) findByID(ctx context.Context, o *events.Operation, id any, opts []*options.FindOneOptions) (T, error) {
 	var zero T
 	pid, err := r.newModel().PrepareID(id)
 	if err != nil {
 		return zero, r.wrap("FindByID", fmt.Errorf("id %v: %w: %w", id, ErrInvalidArgument, err))
 	}
-	m, err := r.findOne(ctx, bson.D{{Key: "_id", Value: pid}}, opts)
+	m, err := r.findOne(ctx, o, bson.D{{Key: "_id", Value: pid}}, opts)
 	if err != nil {
 		return zero, r.wrap("FindByID", err)
 	}
@@ -33,7 +40,14 @@ func (r *Repository[T]) FindByID(ctx context.Context, id any, opts ...*options.F
 // FindOne returns the first model that matches filter (nil matches all),
 // or an error wrapping ErrNotFound.
 func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*options.FindOneOptions) (T, error) {
-	m, err := r.findOne(ctx, orAll(filter), opts)
+	if o := r.operation("FindOne", events.OpFind); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findFirst(ctx, o, filter, opts) })
+	}
+	return r.findFirst(ctx, nil, filter, opts)
+}
+
+func (r *Repository[T]) findFirst(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneOptions) (T, error) {
+	m, err := r.findOne(ctx, o, orAll(filter), opts)
 	if err != nil {
 		var zero T
 		return zero, r.wrap("FindOne", err)
@@ -41,7 +55,7 @@ func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*option
 	return m, nil
 }
 
-func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options.FindOneOptions) (T, error) {
+func (r *Repository[T]) findOne(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneOptions) (T, error) {
 	var zero T
 	e := r.event(ctx, events.OpFind)
 	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
@@ -55,7 +69,11 @@ func (r *Repository[T]) findOne(ctx context.Context, filter any, opts []*options
 	if err != nil {
 		return zero, err
 	}
-	return r.decode(ctx, e, raw)
+	m, err := r.decode(ctx, e, raw)
+	if err == nil && o != nil {
+		o.Returned = 1
+	}
+	return m, err
 }
 
 func orAll(filter any) any {
@@ -111,6 +129,13 @@ func (r *Repository[T]) unmarshal(raw bson.Raw, v any) error {
 // Find returns every model that matches filter (nil matches all). For large
 // results use Iter or All, which decode one document at a time.
 func (r *Repository[T]) Find(ctx context.Context, filter any, opts ...*options.FindOptions) ([]T, error) {
+	if o := r.operation("Find", events.OpFind); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) ([]T, error) { return r.find(ctx, o, filter, opts) })
+	}
+	return r.find(ctx, nil, filter, opts)
+}
+
+func (r *Repository[T]) find(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOptions) ([]T, error) {
 	c, err := r.iter(ctx, filter, opts, "Find")
 	if err != nil {
 		return nil, err
@@ -119,6 +144,9 @@ func (r *Repository[T]) Find(ctx context.Context, filter any, opts ...*options.F
 	var out []T
 	for c.Next(ctx) {
 		out = append(out, c.Model())
+	}
+	if o != nil {
+		o.Returned = int64(len(out))
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
@@ -129,7 +157,12 @@ func (r *Repository[T]) Find(ctx context.Context, filter any, opts ...*options.F
 // Iter returns a cursor over the models that match filter (nil matches
 // all). Events fire for each document as the cursor reads it, not for all
 // of them up front. Close it when done.
+// With interceptors, the operation ends when Iter returns: what Next reads
+// later is not counted in it.
 func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.FindOptions) (*Cursor[T], error) {
+	if o := r.operation("Iter", events.OpFind); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (*Cursor[T], error) { return r.iter(ctx, filter, opts, "Iter") })
+	}
 	return r.iter(ctx, filter, opts, "Iter")
 }
 
@@ -153,26 +186,40 @@ func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.Fi
 //
 //	for u, err := range users.All(ctx, bson.M{"active": true}) { ... }
 //
-// An error ends the iteration after it is yielded.
+// An error ends the iteration after it is yielded. With interceptors, the
+// operation lasts the whole iteration: the loop's body runs inside it.
 func (r *Repository[T]) All(ctx context.Context, filter any, opts ...*options.FindOptions) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		c, err := r.iter(ctx, filter, opts, "All")
-		if err != nil {
-			var zero T
-			yield(zero, err)
+		if o := r.operation("All", events.OpFind); o != nil {
+			_ = r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.all(ctx, o, filter, opts, yield) })
 			return
 		}
-		defer c.Close(ctx)
-		for c.Next(ctx) {
-			if !yield(c.Model(), nil) {
-				return
-			}
+		_ = r.all(ctx, nil, filter, opts, yield)
+	}
+}
+
+// all yields the models of All, and returns the error it yielded last.
+func (r *Repository[T]) all(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOptions, yield func(T, error) bool) error {
+	var zero T
+	c, err := r.iter(ctx, filter, opts, "All")
+	if err != nil {
+		yield(zero, err)
+		return err
+	}
+	defer c.Close(ctx)
+	for c.Next(ctx) {
+		if o != nil {
+			o.Returned++
 		}
-		if err := c.Err(); err != nil {
-			var zero T
-			yield(zero, err)
+		if !yield(c.Model(), nil) {
+			return nil
 		}
 	}
+	if err := c.Err(); err != nil {
+		yield(zero, err)
+		return err
+	}
+	return nil
 }
 
 // Cursor streams models from a query, decoding and publishing events for
@@ -217,6 +264,13 @@ func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 // Count returns the number of documents that match filter (nil matches
 // all), after BeforeQuery.
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.CountOptions) (int64, error) {
+	if o := r.operation("Count", events.OpCount); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (int64, error) { return r.count(ctx, filter, opts) })
+	}
+	return r.count(ctx, filter, opts)
+}
+
+func (r *Repository[T]) count(ctx context.Context, filter any, opts []*options.CountOptions) (int64, error) {
 	e := r.event(ctx, events.OpCount)
 	describe(e, opts, nil, nil, func(o *options.CountOptions) *options.Collation { return o.Collation })
 	filter, err := r.query(ctx, e, orAll(filter))
@@ -234,6 +288,13 @@ func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.
 // match filter (nil matches all), after BeforeQuery, whose event carries
 // the field in Event.Field.
 func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, opts ...*options.DistinctOptions) ([]any, error) {
+	if o := r.operation("Distinct", events.OpDistinct); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) ([]any, error) { return r.distinct(ctx, o, field, filter, opts) })
+	}
+	return r.distinct(ctx, nil, field, filter, opts)
+}
+
+func (r *Repository[T]) distinct(ctx context.Context, o *events.Operation, field string, filter any, opts []*options.DistinctOptions) ([]any, error) {
 	if field == "" {
 		return nil, r.wrap("Distinct", fmt.Errorf("empty field name: %w", ErrInvalidArgument))
 	}
@@ -249,6 +310,9 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 	vals, err := r.coll.Distinct(ctx, field, filter, opts...)
 	if err != nil {
 		return nil, r.wrap("Distinct", err)
+	}
+	if o != nil {
+		o.Returned = int64(len(vals))
 	}
 	return vals, nil
 }

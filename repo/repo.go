@@ -24,6 +24,9 @@
 // anything is sent. An After* error is returned after the write has
 // happened. mgm's hooks need a model, so operations by filter do not run
 // them, as in mgm.
+//
+// Interceptors on the bus (events.Interceptor) wrap each of these methods
+// whole, hooks and events included, and see it end however it ends.
 package repo
 
 import (

@@ -26,17 +26,27 @@ import (
 // replace a document. mgm's hooks do not run: they need a model instance,
 // and mgm runs them for single-model operations only.
 func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
-	return r.updateBy(ctx, events.OpUpdateOne, filter, update, opts)
+	if o := r.operation("UpdateOne", events.OpUpdateOne); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.UpdateResult, error) {
+			return r.updateBy(ctx, o, events.OpUpdateOne, filter, update, opts)
+		})
+	}
+	return r.updateBy(ctx, nil, events.OpUpdateOne, filter, update, opts)
 }
 
 // UpdateMany applies update to every document that matches filter, as
 // UpdateOne does to one. A nil filter is refused: pass bson.D{} to update
 // every document.
 func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
-	return r.updateBy(ctx, events.OpUpdateMany, filter, update, opts)
+	if o := r.operation("UpdateMany", events.OpUpdateMany); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.UpdateResult, error) {
+			return r.updateBy(ctx, o, events.OpUpdateMany, filter, update, opts)
+		})
+	}
+	return r.updateBy(ctx, nil, events.OpUpdateMany, filter, update, opts)
 }
 
-func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
+func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
 	upsert := lastOpt(opts, func(o *options.UpdateOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
 		describe(e, opts, nil, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
@@ -62,6 +72,9 @@ func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, upda
 	if err != nil {
 		return nil, r.wrap(op.String(), err)
 	}
+	if o != nil {
+		o.Matched, o.Modified, o.Upserted = res.MatchedCount, res.ModifiedCount, res.UpsertedCount
+	}
 	if e != nil {
 		e.MatchedCount, e.ModifiedCount, e.UpsertedCount, e.UpsertedID = res.MatchedCount, res.ModifiedCount, res.UpsertedCount, res.UpsertedID
 		if err := r.publish(ctx, e, events.AfterUpdate); err != nil {
@@ -79,6 +92,13 @@ func (r *Repository[T]) updateBy(ctx context.Context, op events.Op, filter, upda
 // When no document is returned (none matched, or an upsert inserted one and
 // the document before was asked for), the error wraps ErrNotFound.
 func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...*options.FindOneAndUpdateOptions) (T, error) {
+	if o := r.operation("FindOneAndUpdate", events.OpFindOneAndUpdate); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findOneAndUpdate(ctx, o, filter, update, opts) })
+	}
+	return r.findOneAndUpdate(ctx, nil, filter, update, opts)
+}
+
+func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operation, filter, update any, opts []*options.FindOneAndUpdateOptions) (T, error) {
 	const method = "FindOneAndUpdate"
 	var zero T
 	upsert := lastOpt(opts, func(o *options.FindOneAndUpdateOptions) *bool { return o.Upsert })
@@ -103,11 +123,14 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return zero, r.wrap(method, err)
 	}
+	var n int64
+	if err == nil {
+		n = 1
+	}
+	if o != nil {
+		o.Matched, o.Modified = n, n
+	}
 	if e != nil {
-		var n int64
-		if err == nil {
-			n = 1
-		}
 		e.MatchedCount, e.ModifiedCount = n, n
 		if aerr := r.publish(ctx, e, events.AfterUpdate); aerr != nil {
 			return zero, aerr
@@ -119,6 +142,9 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 	m, err := r.decode(ctx, e, raw)
 	if err != nil {
 		return zero, r.wrap(method, err)
+	}
+	if o != nil {
+		o.Returned = 1
 	}
 	return m, nil
 }

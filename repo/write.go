@@ -18,11 +18,18 @@ import (
 // before BeforeConvert, so that every event names the document; the ID is
 // set back to zero if the write fails.
 func (r *Repository[T]) Insert(ctx context.Context, m T) error {
+	if o := r.operation("Insert", events.OpInsert); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.insert(ctx, o, m) })
+	}
+	return r.insert(ctx, nil, m)
+}
+
+func (r *Repository[T]) insert(ctx context.Context, o *events.Operation, m T) error {
 	mv, err := r.check(m, "Insert")
 	if err != nil {
 		return err
 	}
-	return r.writeOne(ctx, m, mv, events.OpInsert, "Insert")
+	return r.writeOne(ctx, o, m, mv, events.OpInsert, "Insert")
 }
 
 // Save inserts m when it has no ID (or, for a versioned model, version 0),
@@ -30,20 +37,34 @@ func (r *Repository[T]) Insert(ctx context.Context, m T) error {
 // missing. With an `auto:"version"` field the replace is filtered on the
 // version read, and a concurrent change gives ErrVersionConflict.
 func (r *Repository[T]) Save(ctx context.Context, m T) error {
+	if o := r.operation("Save", 0); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.save(ctx, o, m) })
+	}
+	return r.save(ctx, nil, m)
+}
+
+func (r *Repository[T]) save(ctx context.Context, o *events.Operation, m T) error {
 	mv, err := r.check(m, "Save")
 	if err != nil {
 		return err
 	}
 	if isZeroID(m.GetID()) || (r.schema.Version != nil && r.schema.Version.Value(mv.Elem()).IsZero()) {
-		return r.writeOne(ctx, m, mv, events.OpInsert, "Save")
+		return r.writeOne(ctx, o, m, mv, events.OpInsert, "Save")
 	}
-	return r.writeOne(ctx, m, mv, events.OpReplace, "Save")
+	return r.writeOne(ctx, o, m, mv, events.OpReplace, "Save")
 }
 
 // Update writes m's fields to the stored document with $set, as mgm's
 // Update does. It returns ErrNotFound when no document has m's ID, and
 // ErrVersionConflict when m is versioned and the stored version differs.
 func (r *Repository[T]) Update(ctx context.Context, m T) error {
+	if o := r.operation("Update", events.OpUpdate); o != nil {
+		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.update(ctx, o, m) })
+	}
+	return r.update(ctx, nil, m)
+}
+
+func (r *Repository[T]) update(ctx context.Context, o *events.Operation, m T) error {
 	mv, err := r.check(m, "Update")
 	if err != nil {
 		return err
@@ -51,12 +72,15 @@ func (r *Repository[T]) Update(ctx context.Context, m T) error {
 	if isZeroID(m.GetID()) {
 		return fmt.Errorf("repo %s: Update: %v has no ID: %w", r.coll.Name(), r.schema.Type, ErrInvalidArgument)
 	}
-	return r.writeOne(ctx, m, mv, events.OpUpdate, "Update")
+	return r.writeOne(ctx, o, m, mv, events.OpUpdate, "Update")
 }
 
 // writeOne runs mgm's hooks, the events and the write for one model, and
 // retries a duplicate-key failure that a listener repaired.
-func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op events.Op, method string) error {
+func (r *Repository[T]) writeOne(ctx context.Context, o *events.Operation, m T, mv reflect.Value, op events.Op, method string) error {
+	if o != nil {
+		o.Op = op
+	}
 	var err error
 	if op == events.OpInsert {
 		err = beforeCreate(ctx, m)
@@ -93,6 +117,13 @@ func (r *Repository[T]) writeOne(ctx context.Context, m T, mv reflect.Value, op 
 			continue
 		}
 		return r.wrap(method, err)
+	}
+	if o != nil {
+		if op == events.OpInsert {
+			o.Inserted = 1
+		} else if res != nil {
+			o.Matched, o.Modified, o.Upserted = res.MatchedCount, res.ModifiedCount, res.UpsertedCount
+		}
 	}
 	if err := r.publish(ctx, e, events.AfterSave); err != nil {
 		return err
