@@ -101,8 +101,7 @@ func TestAutoKeysOnIntID(t *testing.T) {
 func TestAutoKeysInsertManyOneRoundTrip(t *testing.T) {
 	users, keys, db := keyed[*User](t)
 	require.NoError(t, users.Insert(ctx, &User{UserName: "warm"}))
-	time.Sleep(50 * time.Millisecond)
-	before := keys.Allocator().RoundTrips()
+	before := settled(t, keys.Allocator())
 	batch := make([]*User, 1000)
 	for i := range batch {
 		batch[i] = &User{UserName: "bulk"}
@@ -121,6 +120,28 @@ func TestAutoKeysInsertManyOneRoundTrip(t *testing.T) {
 	assert.Equal(t, 1000, len(slices.Compact(ids)))
 	n, _ := db.Collection("users").CountDocuments(ctx, bson.M{})
 	assert.Equal(t, int64(1001), n)
+}
+
+// settled returns a's round trips once no background fetch is adding to
+// them: the count read three times in a row, 10ms apart, is the same. It
+// fails the test when the count still moves after five seconds.
+func settled(t *testing.T, a *sequence.Allocator) int64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	last, same := a.RoundTrips(), 0
+	for same < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the allocator's round trips still move after 5s (now %d)", last)
+		}
+		time.Sleep(10 * time.Millisecond)
+		n := a.RoundTrips()
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
+	return last
 }
 
 func TestAutoKeysConcurrentInserts(t *testing.T) {
