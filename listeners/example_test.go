@@ -85,7 +85,7 @@ func ExampleNewValidation() {
 	n, _ := guests.Count(ctx, nil)
 	fmt.Println("stored:", n)
 	// Output:
-	// events: BeforeSave listener aborted Insert of *listeners_test.Guest in collection "guests": validation of *listeners_test.Guest failed: Name: is required
+	// events: BeforeSave listener aborted Insert of *listeners_test.Guest in collection "guests": listeners: validation of *listeners_test.Guest failed: Name: is required
 	// stored: 0
 }
 

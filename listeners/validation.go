@@ -11,7 +11,7 @@ import (
 )
 
 // ErrValidation matches, through errors.Is, every *ValidationError.
-var ErrValidation = errors.New("validation failed")
+var ErrValidation = errors.New("listeners: validation failed")
 
 // Validator validates a struct. go-playground/validator's *Validate has
 // this method; any other validator can be adapted to it.
@@ -48,7 +48,7 @@ func (v *ValidationError) Error() string {
 	for i, f := range v.Fields {
 		parts[i] = f.Error()
 	}
-	return fmt.Sprintf("validation of %v failed: %s", v.Type, strings.Join(parts, "; "))
+	return fmt.Sprintf("listeners: validation of %v failed: %s", v.Type, strings.Join(parts, "; "))
 }
 
 // Unwrap returns the underlying error.

@@ -17,7 +17,7 @@ import (
 
 // ErrUnsupportedType is returned, wrapped, for a model type that is not a
 // pointer to a struct implementing mgm.Model.
-var ErrUnsupportedType = errors.New("unsupported model type")
+var ErrUnsupportedType = errors.New("model: unsupported model type")
 
 // Schema describes one model type. It is immutable once returned by Of.
 type Schema struct {

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrInvalidTag matches, through errors.Is, every *TagError.
-var ErrInvalidTag = errors.New("invalid struct tag")
+var ErrInvalidTag = errors.New("model: invalid struct tag")
 
 // TagError reports a struct tag that cannot work. It names the type, the
 // field, the tag and the reason.
