@@ -142,7 +142,7 @@ func (t *Tenancy) TenantOf(ctx context.Context, named string) (string, error) {
 	case all:
 		return "", fmt.Errorf("%w: under AllTenants the model must name its tenant", ErrNoTenant)
 	case named != "" && named != current:
-		return "", fmt.Errorf("%w: the model names tenant %q", ErrTenantMismatch, named)
+		return "", fmt.Errorf("%w: the model names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, named, current)
 	}
 	return current, nil
 }
@@ -239,7 +239,7 @@ func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
 		if e.Model != nil { // Save, Update, Delete of a model
 			v := f.Value(reflect.ValueOf(e.Model).Elem()).String()
 			if v != "" && !all && v != tenant {
-				return fmt.Errorf("%w: the %v names tenant %q, not the current one", ErrTenantMismatch, s.Type, v)
+				return fmt.Errorf("%w: the %v names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, s.Type, v, tenant)
 			}
 		}
 		if all {
@@ -262,7 +262,7 @@ func checkTenant(s *model.Schema, what, have, tenant string, all bool) error {
 	case all && have == "":
 		return fmt.Errorf("%w: under AllTenants %s must name its tenant in field %s", ErrNoTenant, what, s.Tenant.Name)
 	case !all && have != tenant:
-		return fmt.Errorf("%w: %s names tenant %q, not the current one", ErrTenantMismatch, what, have)
+		return fmt.Errorf("%w: %s names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, what, have, tenant)
 	}
 	return nil
 }
@@ -299,7 +299,7 @@ func checkConfined(e *events.Event, field, tenant string) error {
 	}
 	for _, eq := range eqs {
 		if eq.Key == field && eq.Value != tenant {
-			return fmt.Errorf("%w: the upsert's filter names tenant %v", ErrTenantMismatch, eq.Value)
+			return fmt.Errorf("%w: the upsert's filter names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, fmt.Sprint(eq.Value), tenant)
 		}
 	}
 	return nil
@@ -314,7 +314,7 @@ func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) 
 	}
 	if u.IsPipeline() {
 		if !all && u.Touches(field) {
-			return fmt.Errorf("%w: an update pipeline may not write the tenant field %q", ErrTenantMismatch, field)
+			return fmt.Errorf("%w: an update pipeline may not write the tenant field %q of tenant %q's documents", ErrTenantMismatch, field, tenant)
 		}
 		if all && upsert {
 			return fmt.Errorf("%w: under AllTenants an upsert pipeline cannot be checked to set the tenant field %q", ErrNoTenant, field)
@@ -341,7 +341,7 @@ func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) 
 			case same && isString && v == tenant:
 				stamped = true
 			default:
-				return fmt.Errorf("%w: %s of the tenant field %q", ErrTenantMismatch, op.Key, field)
+				return fmt.Errorf("%w: %s of the tenant field %q: the documents of tenant %q, which the context acts as, keep their tenant", ErrTenantMismatch, op.Key, field, tenant)
 			}
 		}
 	}
