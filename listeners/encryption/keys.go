@@ -81,10 +81,16 @@ func (ks Keys) MarshalJSON() ([]byte, error) { return fmt.Appendf(nil, "%q", ks.
 //	MGMEVENTS_KEYS="2026-11:q0Vb…=,2026-01:Zx9p…="
 //	keys, err := encryption.ParseKeys(os.Getenv("MGMEVENTS_KEYS"))
 //
+// It refuses what New would refuse (an empty text, a secret shorter than
+// MinSecretLen), so that a bad variable is reported where it is read.
 // Errors name the key's position and ID, never its text.
 func ParseKeys(s string) (Keys, error) {
+	parts := strings.Split(strings.TrimSpace(s), ",")
+	if strings.TrimSpace(strings.Join(parts, "")) == "" {
+		return nil, fmt.Errorf("encryption: ParseKeys: no keys (the text is empty); want ID:BASE64SECRET pairs separated by commas, the current key first: %w", ErrKey)
+	}
 	var ks Keys
-	for i, part := range strings.Split(strings.TrimSpace(s), ",") {
+	for i, part := range parts {
 		id, secret, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if !ok || id == "" {
 			return nil, fmt.Errorf("encryption: ParseKeys: key %d: want ID:BASE64SECRET: %w", i, ErrKey)
@@ -93,7 +99,11 @@ func ParseKeys(s string) (Keys, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encryption: ParseKeys: key %d (%q): the secret is not standard base64: %w", i, id, ErrKey)
 		}
-		ks = append(ks, Key{ID: id, Secret: b})
+		k := Key{ID: id, Secret: b}
+		if err := checkKey(i, k); err != nil {
+			return nil, fmt.Errorf("encryption: ParseKeys: %w", err)
+		}
+		ks = append(ks, k)
 	}
 	return ks, nil
 }
@@ -114,15 +124,23 @@ const (
 	maxKeyIDBytes = 255
 )
 
-// deriveKeys checks k and derives its keys.
-func deriveKeys(i int, k Key) (derivedKeys, error) {
+// checkKey refuses key i of a ring when New cannot use it.
+func checkKey(i int, k Key) error {
 	switch {
 	case k.ID == "":
-		return derivedKeys{}, fmt.Errorf("encryption: key %d has an empty ID: %w", i, ErrKey)
+		return fmt.Errorf("key %d has an empty ID: %w", i, ErrKey)
 	case len(k.ID) > maxKeyIDBytes:
-		return derivedKeys{}, fmt.Errorf("encryption: key %d: the ID is longer than %d bytes: %w", i, maxKeyIDBytes, ErrKey)
+		return fmt.Errorf("key %d: the ID is longer than %d bytes: %w", i, maxKeyIDBytes, ErrKey)
 	case len(k.Secret) < MinSecretLen:
-		return derivedKeys{}, fmt.Errorf("encryption: key %q: the secret has %d bytes; at least %d random bytes are needed: %w", k.ID, len(k.Secret), MinSecretLen, ErrKey)
+		return fmt.Errorf("key %q: the secret has %d bytes; at least %d random bytes are needed: %w", k.ID, len(k.Secret), MinSecretLen, ErrKey)
+	}
+	return nil
+}
+
+// deriveKeys checks k and derives its keys.
+func deriveKeys(i int, k Key) (derivedKeys, error) {
+	if err := checkKey(i, k); err != nil {
+		return derivedKeys{}, fmt.Errorf("encryption: %w", err)
 	}
 	enc, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), infoEncrypt, 32)
 	if err != nil {
