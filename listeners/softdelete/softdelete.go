@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -17,6 +18,11 @@ import (
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
+
+// ErrDeleted: Save or Update of a model whose document is soft-deleted.
+// Nothing was written. Restore the document first (an UpdateOne under
+// WithDeleted that unsets the mark), or write the model under WithDeleted.
+var ErrDeleted = errors.New("softdelete: the document is soft-deleted")
 
 type withDeletedKey struct{}
 type hardDeleteKey struct{}
@@ -60,7 +66,9 @@ func WithClock(now func() time.Time) Option {
 //     the number of documents marked.
 //   - Every filter and pipeline skips marked documents, unless the context
 //     is WithDeleted: reads, counts, Distinct, Aggregate, updates and
-//     deletes. FindByID of a marked document gives repo.ErrNotFound. An
+//     deletes. FindByID of a marked document gives repo.ErrNotFound. Save
+//     and Update of a model whose document is marked write nothing and
+//     give ErrDeleted (the write is guarded, see events.Event.Guards). An
 //     aggregate stage that reads another collection ($lookup, $graphLookup,
 //     $unionWith), which the condition cannot reach, is refused with
 //     events.ErrUnguardedQuery unless WithDeleted.
@@ -91,7 +99,24 @@ func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {
-	return []events.Type{events.BeforeQuery, events.BeforeDelete}
+	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.BeforeConvert, events.BeforeSave}
+}
+
+// byModel reports whether e is a write of a model by its _id (Save of a
+// stored model, Update): the marked document is then refused by a guard,
+// with ErrDeleted, rather than left out of the filter, which would make
+// the write miss (Update) or insert a duplicate _id (Save's upsert).
+func byModel(e *events.Event) bool { return e.Op == events.OpReplace || e.Op == events.OpUpdate }
+
+// deletedError is the error of a write of the model of e whose document
+// is marked.
+func deletedError(e *events.Event, at *model.AuditField) error {
+	var id any = "(no ID)"
+	if m, ok := e.Model.(interface{ GetID() any }); ok {
+		id = m.GetID()
+	}
+	return fmt.Errorf("%w: %v %v: restore it first with an UpdateOne under softdelete.WithDeleted that unsets %s, or write it under softdelete.WithDeleted",
+		ErrDeleted, e.ModelType, id, at.BSON)
 }
 
 // mark returns the model's softdelete:"at" field, or nil when it has none.
@@ -123,8 +148,12 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		return err
 	}
 	switch e.Type {
+	case events.BeforeConvert:
+		if byModel(e) && hides(ctx, e) {
+			e.AddGuard(liveCondition(at), deletedError(e, at))
+		}
 	case events.BeforeQuery:
-		if !hides(ctx, e) {
+		if !hides(ctx, e) || byModel(e) {
 			return nil
 		}
 		live := liveCondition(at)
@@ -164,8 +193,16 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		return err
 	}
 	switch e.Type {
+	case events.BeforeConvert, events.BeforeSave:
+		if !byModel(e) || !hides(ctx, e) {
+			return nil
+		}
+		live := liveCondition(at)
+		if !slices.ContainsFunc(e.Guards, func(g events.Guard) bool { return reflect.DeepEqual(g.Cond, live) }) {
+			return fmt.Errorf("%w: a listener removed the guard that keeps the write off deleted documents", events.ErrUnguardedQuery)
+		}
 	case events.BeforeQuery:
-		if !hides(ctx, e) {
+		if !hides(ctx, e) || byModel(e) {
 			return nil
 		}
 		var ok bool
