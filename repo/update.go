@@ -189,38 +189,75 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 	return e, filter, update, nil
 }
 
-// checkUpdate refuses what is not an update: nil, an empty document, a
-// replacement document. It allocates nothing for bson.D and bson.M.
+// checkUpdate refuses what is not an update, with an error that says what
+// to pass instead: nil, an empty document, a document with a field that is
+// not an operator, a model or any other struct, a value that is no
+// document. It allocates nothing for valid bson.D and bson.M updates.
 func checkUpdate(update any) error {
 	var err error
 	switch u := update.(type) {
 	case nil:
-		err = errors.New("nil update")
+		err = errors.New("nil update: " + operatorsHint)
 	case bson.D:
-		err = mql.CheckOperators(u)
+		err = checkOperators(u)
 	case bson.M:
-		err = checkOperatorKeys(u)
+		err = checkOperatorMap(u)
 	case map[string]any:
-		err = checkOperatorKeys(u)
+		err = checkOperatorMap(u)
 	default:
-		_, err = mql.ParseUpdate(update)
+		if rv := reflect.Indirect(reflect.ValueOf(update)); rv.Kind() == reflect.Struct {
+			return fmt.Errorf("update is a %T, a whole document, not update operators: to write a model use Save or Update; to change some fields %s: %w", update, operatorsHint, ErrInvalidArgument)
+		}
+		if mql.IsPipeline(update) {
+			if _, perr := mql.ParseUpdate(update); perr != nil {
+				return fmt.Errorf("update pipeline: %w: %w", perr, ErrInvalidArgument)
+			}
+			return nil
+		}
+		d, derr := mql.ToD(update)
+		if derr != nil {
+			return fmt.Errorf("update is a %T, neither a document of update operators nor an update pipeline: %s: %w", update, operatorsHint, ErrInvalidArgument)
+		}
+		err = checkOperators(d)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return fmt.Errorf("%w: %w", err, ErrInvalidArgument)
 	}
 	return nil
 }
 
-func checkOperatorKeys(m map[string]any) error {
-	if len(m) == 0 {
-		return mql.CheckOperators(nil)
+const operatorsHint = `pass update operators such as bson.D{{Key: "$set", Value: bson.D{{Key: "field", Value: v}}}}`
+
+func checkOperators(d bson.D) error {
+	if len(d) == 0 {
+		return errEmptyUpdate()
 	}
-	for k := range m {
-		if !strings.HasPrefix(k, "$") {
-			return mql.CheckOperators(bson.D{{Key: k}})
+	for _, e := range d {
+		if !strings.HasPrefix(e.Key, "$") {
+			return notOperator(e.Key)
 		}
 	}
 	return nil
+}
+
+func checkOperatorMap(m map[string]any) error {
+	if len(m) == 0 {
+		return errEmptyUpdate()
+	}
+	for k := range m {
+		if !strings.HasPrefix(k, "$") {
+			return notOperator(k)
+		}
+	}
+	return nil
+}
+
+func errEmptyUpdate() error {
+	return errors.New("empty update document: " + operatorsHint)
+}
+
+func notOperator(k string) error {
+	return fmt.Errorf(`update field %q is not an update operator: to change it pass bson.D{{Key: "$set", Value: bson.D{{Key: %q, Value: v}}}}; to replace the whole document use Save`, k, k)
 }
 
 // completeUpdate adds to update what the repository itself owes it: the

@@ -249,7 +249,7 @@ func (r *Repository[T]) missing(ctx context.Context, id any) error {
 			return fmt.Errorf("%v %v: %w", r.schema.Type, id, ErrVersionConflict)
 		}
 	}
-	return fmt.Errorf("%v %v: %w", r.schema.Type, id, ErrNotFound)
+	return fmt.Errorf("%v %v: no stored document has this _id (or none this call may reach): %w", r.schema.Type, id, ErrNotFound)
 }
 
 // undo is what prepare changed on a model, to take back if the write fails.
