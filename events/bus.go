@@ -103,6 +103,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if _, ok := l.(Policy); ok {
 		r.policy = true
 	}
+	if t, ok := l.(modelTyped); ok {
+		r.model = t.modelType()
+	}
 	for _, o := range opts {
 		o(r)
 	}

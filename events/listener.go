@@ -18,17 +18,6 @@ type ListenerFunc func(ctx context.Context, e *Event) error
 // HandleEvent calls f(ctx, e).
 func (f ListenerFunc) HandleEvent(ctx context.Context, e *Event) error { return f(ctx, e) }
 
-// TypedFunc adapts a function that takes the model as T to a Listener. Pair
-// it with ForModel[T] so that it sees only T's events. The model argument is
-// the zero T when the event has no model (AfterLoad, the events of
-// operations by filter).
-func TypedFunc[T any](f func(ctx context.Context, e *Event, model T) error) Listener {
-	return ListenerFunc(func(ctx context.Context, e *Event) error {
-		m, _ := e.Model.(T)
-		return f(ctx, e, m)
-	})
-}
-
 // Policy is implemented by listeners that enforce a rule no operation may
 // skip, such as tenant isolation, soft delete or encryption; AsPolicy does
 // the same for any listener at registration. A policy is the layer of
