@@ -66,8 +66,7 @@ func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
 // into lookups of their blind index. Being a policy, it sees documents after
 // every other listener has changed them, runs even when events are switched
 // off, and the other listeners see decrypted documents on AfterLoad. See
-// the README's "Field-level encryption" for the format, the threat model
-// and what is refused.
+// docs/encryption.md for the format, the threat model and what is refused.
 //
 // It is safe for concurrent use. Register it once per bus:
 //

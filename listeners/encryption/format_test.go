@@ -16,7 +16,7 @@ import (
 )
 
 // TestEncryptionFormatAsDocumented decrypts a stored value and recomputes
-// its blind index from the README's "Field-level encryption" alone: key
+// its blind index from docs/encryption.md's "Stored format" alone: key
 // derivation, byte layout, additional authenticated data and HMAC input. It fails when the
 // code and the documentation part.
 func TestEncryptionFormatAsDocumented(t *testing.T) {

@@ -158,7 +158,7 @@ type Handle struct {
 	DeletedAt        *time.Time `bson:"deletedAt" softdelete:"at"`
 }
 
-// TestUniqueKeyReusedAfterSoftDelete backs the README's advice: a unique
+// TestUniqueKeyReusedAfterSoftDelete backs docs/policies.md's advice: a unique
 // index on (key, deletedAt) lets a key be used again once its holder is
 // marked, and still refuses two live holders.
 func TestUniqueKeyReusedAfterSoftDelete(t *testing.T) {
