@@ -52,11 +52,11 @@ func benchInsert(env *benchEnv) ([]figure, error) {
 		_, err = naiveColl.InsertOne(ctx, env.rawDoc())
 		return err
 	}}
-	trips0 := env.keys.Allocator().RoundTrips()
+	trips0 := env.keys.Allocator().Stats().RoundTrips
 	if err := env.alternate("insert", env.c.rounds, env.c.inserts, raw, lib, naive); err != nil {
 		return nil, err
 	}
-	libTrips := env.keys.Allocator().RoundTrips() - trips0
+	libTrips := env.keys.Allocator().Stats().RoundTrips - trips0
 	insR, insCI, insSpread := throughputRatio(lib, raw)
 	naiveR, naiveCI, naiveSpread := throughputRatio(naive, raw)
 	return []figure{

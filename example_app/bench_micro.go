@@ -60,7 +60,7 @@ func benchMicro(env *benchEnv) ([]figure, error) {
 			return nil, err
 		}
 	}
-	rt := rtAlloc.RoundTrips()
+	rt := rtAlloc.Stats().RoundTrips
 	env.progress.step()
 
 	dbus := events.NewBus()

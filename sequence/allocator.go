@@ -65,20 +65,19 @@ var (
 // Allocator hands out numbers for any number of named sequences stored in
 // one counters collection. It is safe for concurrent use.
 type Allocator struct {
-	cfg        config
-	db         *mongo.Database
-	counters   *mongo.Collection
-	claims     *mongo.Collection
-	floors     *mongo.Collection
-	seqs       sync.Map // name -> *Sequence
-	mu         sync.Mutex
-	store      atomic.Pointer[storeBox]
-	roundTrips atomic.Int64
-	closed     atomic.Bool
-	closeMu    sync.Mutex     // serializes Close
-	bg         sync.WaitGroup // background writes, waited for by Close
-	bgMu       sync.Mutex     // guards bgDone and bg.Add against bg.Wait
-	bgDone     bool           // Close is waiting: start no more
+	cfg      config
+	db       *mongo.Database
+	counters *mongo.Collection
+	claims   *mongo.Collection
+	floors   *mongo.Collection
+	seqs     sync.Map // name -> *Sequence
+	mu       sync.Mutex
+	store    atomic.Pointer[storeBox]
+	closed   atomic.Bool
+	closeMu  sync.Mutex     // serializes Close
+	bg       sync.WaitGroup // background writes, waited for by Close
+	bgMu     sync.Mutex     // guards bgDone and bg.Add against bg.Wait
+	bgDone   bool           // Close is waiting: start no more
 }
 
 type storeBox struct{ s store }
@@ -123,10 +122,6 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 
 // Collection returns the counters collection.
 func (a *Allocator) Collection() *mongo.Collection { return a.counters }
-
-// RoundTrips returns the number of counter round trips made so far that a
-// reservation waited for.
-func (a *Allocator) RoundTrips() int64 { return a.roundTrips.Load() }
 
 // Sequence returns the sequence called name, creating its in-process state
 // on first use. Asking again with other options is an ErrConflict; asking

@@ -84,7 +84,7 @@ func versionID(name string, v int64) string { return name + "#v" + strconv.Forma
 // version yet it returns version 0 at start-1.
 func (st *claimStore) head(ctx context.Context, s *Sequence) (mark, headKind, error) {
 	var d headDoc
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	err := st.a.claims.FindOne(ctx, bson.D{{Key: "seq", Value: s.name}, {Key: "v", Value: bson.D{{Key: "$gt", Value: 0}}}},
 		options.FindOne().SetSort(bson.D{{Key: "v", Value: -1}})).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -146,7 +146,7 @@ func (st *claimStore) base(ctx context.Context, s *Sequence) (int64, error) {
 // counterSeq reads the counter document's seq, start-1 if there is none.
 func (st *claimStore) counterSeq(ctx context.Context, s *Sequence) (int64, error) {
 	var doc counterDoc
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	err := st.a.counters.FindOne(ctx, bson.D{{Key: "_id", Value: s.name}}).Decode(&doc)
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, err
@@ -157,7 +157,7 @@ func (st *claimStore) counterSeq(ctx context.Context, s *Sequence) (int64, error
 // floor returns the highest version that may have been pruned.
 func (st *claimStore) floor(ctx context.Context, s *Sequence) (int64, error) {
 	var f floorDoc
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	err := st.a.floors.FindOne(ctx, bson.D{{Key: "seq", Value: s.name}},
 		options.FindOne().SetSort(bson.D{{Key: "f", Value: -1}})).Decode(&f)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -176,7 +176,7 @@ func (st *claimStore) insert(ctx context.Context, s *Sequence, v, end int64, bac
 // the floor; see insert.
 func (st *claimStore) settle(ctx context.Context, s *Sequence, v int64, doc any) (ok bool, err error) {
 	a := st.a
-	a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	if _, err = a.claims.InsertOne(ctx, doc); err != nil {
 		return false, ignoreDup(err)
 	}

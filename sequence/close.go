@@ -62,16 +62,17 @@ func (s *Sequence) close(ctx context.Context) error {
 	cur, pend := s.cur.Load(), s.pending
 	s.pending = nil
 	s.gen++
+	used := int64(0)
+	if cur != nil {
+		used = s.retireLocked(cur) // see retireLocked for a racing Next
+		s.cur.Store(nil)
+	}
 	s.mu.Unlock()
 
-	// Seal the current block: a Next racing with this gets a number only if
-	// its add came first, and then the swap counts it as used.
 	var last *block
 	from := int64(0)
-	if cur != nil {
-		if used := cur.next.Swap(cur.end); used < cur.end {
-			last, from = cur, used
-		}
+	if cur != nil && used < cur.end {
+		last, from = cur, used
 	}
 	if pend != nil {
 		lo := pend.next.Load() // nobody takes from a pending block
@@ -90,6 +91,9 @@ func (s *Sequence) close(ctx context.Context) error {
 	back, err := st.giveBack(ctx, s, mark{end: last.end - 1, ver: last.ver}, from)
 	if err != nil {
 		return fmt.Errorf("sequence %q: Close: giving back %d..%d: %w", s.name, from, last.end-1, err)
+	}
+	if back {
+		s.givenBack.Add(last.end - from)
 	}
 	s.a.cfg.logger.Debug("sequence: closed", "sequence", s.name, "from", from, "to", last.end-1, "given back", back)
 	return nil

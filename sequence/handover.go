@@ -50,7 +50,7 @@ type oldClaimDoc struct {
 // oldClaim reads the claim of the release before versions that starts at lo.
 func (st *claimStore) oldClaim(ctx context.Context, s *Sequence, lo int64) (hi int64, fence bool, err error) {
 	var c oldClaimDoc
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	if err := st.a.claims.FindOne(ctx, bson.D{{Key: "_id", Value: oldClaimID(s.name, lo)}}).Decode(&c); err != nil {
 		return 0, false, err
 	}
@@ -95,7 +95,7 @@ func (st *claimStore) closeGate(ctx context.Context, s *Sequence, g int64) (int6
 	var err error
 	for range 2 { // a racing creator of the counter makes the upsert a duplicate key once
 		var doc counterDoc
-		st.a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		err = st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
 			bson.D{{Key: "$max", Value: bson.D{{Key: "gate", Value: g}}}},
 			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
@@ -118,7 +118,7 @@ func (st *claimStore) fence(ctx context.Context, s *Sequence, seq int64) (int64,
 		if h == math.MaxInt64 {
 			return h, nil // nothing can be claimed past it
 		}
-		st.a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		_, err := st.a.claims.InsertOne(ctx, bson.D{{Key: "_id", Value: oldClaimID(s.name, h+1)}, {Key: "seq", Value: s.name},
 			{Key: "lo", Value: h + 1}, {Key: "hi", Value: fenceNote}, {Key: "fence", Value: true}})
 		if err == nil {
@@ -142,7 +142,7 @@ func (st *claimStore) fence(ctx context.Context, s *Sequence, seq int64) (int64,
 	if h > seq {
 		// A writer of that release starts at seq+1 and jumps to seq on its
 		// first collision: at the fence, it then stays there.
-		st.a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		if _, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}},
 			bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: h}}}}); err != nil {
 			return 0, err
@@ -176,7 +176,7 @@ func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool) err
 	reseal := false // the gate stayed closed after a seal: settle a newer one
 	for range maxAttempts {
 		var d headDoc
-		a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		err := a.claims.FindOne(ctx, bson.D{{Key: "seq", Value: s.name}},
 			options.FindOne().SetSort(bson.D{{Key: "v", Value: -1}})).Decode(&d)
 		if errors.Is(err, mongo.ErrNoDocuments) && !shut {
@@ -228,14 +228,14 @@ func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool) err
 // Claim process closed it for a version after the seal.
 func (st *atomicStore) open(ctx context.Context, s *Sequence, h mark) (bool, error) {
 	a := st.a
-	a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	res, err := a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "$or", Value: bson.A{
 		bson.D{gateOpen}, bson.D{{Key: "gate", Value: bson.D{{Key: "$lte", Value: h.ver}}}},
 	}}}, bson.D{{Key: "$max", Value: bson.D{{Key: "seq", Value: h.end}}}, {Key: "$unset", Value: bson.D{{Key: "gate", Value: ""}}}})
 	if err != nil || res.MatchedCount == 1 {
 		return err == nil, err
 	}
-	a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	_, err = a.counters.InsertOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: h.end}})
 	if mongo.IsDuplicateKeyError(err) {
 		return false, nil // there, with the gate closed after the seal

@@ -30,6 +30,9 @@ type Sequence struct {
 	gen       uint64     // bumped when cached blocks are thrown away
 	own       mark       // the newest reservation made here
 	closed    bool       // Close was called: no more numbers
+	handed    int64      // numbers handed out from blocks no longer current
+
+	givenBack, reserved, blocks, roundTrips atomic.Int64 // see Stats
 }
 
 // block is the numbers [next, end) not yet handed out. When the value at
@@ -37,6 +40,7 @@ type Sequence struct {
 // is the claim version that reserved it (Claim only).
 type block struct {
 	next    atomic.Int64
+	start   int64
 	end     int64
 	trigger int64
 	ver     int64
@@ -118,6 +122,9 @@ func (s *Sequence) fill(ctx context.Context, dst []int64) error {
 			continue
 		}
 		if s.pending != nil {
+			if b := s.cur.Load(); b != nil {
+				s.retireLocked(b) // used up: the check above saw it
+			}
 			s.cur.Store(s.pending)
 			s.pending = nil
 			s.mu.Unlock()
@@ -206,12 +213,16 @@ func (s *Sequence) startFetchLocked(n int64) *fetchOp {
 		if err != nil {
 			op.err = fmt.Errorf("sequence %q: reserving %d numbers: %w", s.name, n, err)
 			s.a.cfg.logger.Warn("sequence: reserving a block failed", "sequence", s.name, "size", n, "err", err)
-		} else if gen == s.gen {
+		} else {
+			s.blocks.Add(1)
+			s.reserved.Add(n)
+		}
+		if err == nil && gen == s.gen { // else the block is lost, like a dead process's
 			if m.newer(s.own) {
 				s.own = m
 			}
-			b := &block{end: m.end + 1, ver: m.ver}
-			b.next.Store(m.end - n + 1)
+			b := &block{start: m.end - n + 1, end: m.end + 1, ver: m.ver}
+			b.next.Store(b.start)
 			b.trigger = b.end - max(1, (n+9)/10)
 			if n > s.size {
 				// A bulk shortfall: its caller takes it all at once, and
@@ -246,7 +257,8 @@ func (s *Sequence) invalidateLocked() {
 	s.gen++
 	s.pending = nil
 	if b := s.cur.Load(); b != nil {
-		b.next.Store(b.end)
+		s.retireLocked(b)
+		s.cur.Store(nil)
 	}
 	s.inflight = nil
 }

@@ -100,7 +100,7 @@ func TestNextIsIncreasingFromStart(t *testing.T) {
 		// use's read of the head, the gate closed on the counter and the
 		// fence after the old chain (see handover.go).
 		want := map[sequence.Strategy]int64{sequence.Atomic: 11, sequence.Claim: 21}[st]
-		assert.LessOrEqual(t, a.RoundTrips(), want)
+		assert.LessOrEqual(t, a.Stats().RoundTrips, want)
 		cur, err := s.Current(ctx)
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, cur, int64(1049))
@@ -219,12 +219,12 @@ func TestNextNTakesOneReservation(t *testing.T) {
 		_, err = s.Next(ctx) // first use: detection and counter creation
 		require.NoError(t, err)
 		time.Sleep(50 * time.Millisecond) // let the prefetch, if any, land
-		before := a.RoundTrips()
+		before := a.Stats().RoundTrips
 		dst := make([]int64, 1000)
 		require.NoError(t, s.NextN(ctx, dst))
 		// Claim checks each claim against the floor of pruned claims.
 		want := map[sequence.Strategy]int64{sequence.Atomic: 1, sequence.Claim: 2}[st]
-		assert.Equal(t, want, a.RoundTrips()-before, "1000 numbers, one reservation")
+		assert.Equal(t, want, a.Stats().RoundTrips-before, "1000 numbers, one reservation")
 		assert.True(t, slices.IsSorted(dst))
 		requireDistinct(t, dst, 1000)
 	})
@@ -387,7 +387,7 @@ func BenchmarkNextWithRoundTrips(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(a.RoundTrips())*10000/float64(b.N), "roundtrips/10k")
+	b.ReportMetric(float64(a.Stats().RoundTrips)*10000/float64(b.N), "roundtrips/10k")
 }
 
 // TestAdvanceWhileTaking moves the counter past "data" while goroutines

@@ -63,7 +63,7 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, err
 	missed := false // the counter was there, but with the gate closed
 	for range maxAttempts {
 		var doc counterDoc
-		a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		err := a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}, gateOpen},
 			bson.D{{Key: "$inc", Value: bson.D{{Key: "seq", Value: n}}}},
 			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
@@ -90,7 +90,7 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, err
 			return mark{}, fmt.Errorf("counter %q: start %d + %d: %w", s.name, s.start, n, ErrOverflow)
 		}
 		last := s.start - 1 + n
-		a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		_, err = a.counters.InsertOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last}})
 		if err == nil {
 			return mark{end: last}, nil
@@ -110,7 +110,7 @@ func (st *atomicStore) current(ctx context.Context, s *Sequence) (int64, error) 
 		return 0, err
 	}
 	var doc counterDoc
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	err := st.a.counters.FindOne(ctx, bson.D{{Key: "_id", Value: s.name}}).Decode(&doc)
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
@@ -135,7 +135,7 @@ func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, for
 	missed := false
 	for range maxAttempts {
 		var doc counterDoc
-		st.a.roundTrips.Add(1)
+		s.roundTrips.Add(1)
 		// Every move counts, even one that leaves seq as it was, so that a
 		// holder's give-back (filtered on the moves it saw) cannot undo it.
 		err := st.a.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}, gateOpen},
@@ -166,7 +166,7 @@ func (st *atomicStore) giveBack(ctx context.Context, s *Sequence, last mark, fro
 	if last.ver == 0 {
 		moves.Value = bson.D{{Key: "$exists", Value: false}}
 	}
-	st.a.roundTrips.Add(1)
+	s.roundTrips.Add(1)
 	res, err := st.a.counters.UpdateOne(ctx, bson.D{{Key: "_id", Value: s.name}, {Key: "seq", Value: last.end}, moves, gateOpen},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "seq", Value: from - 1}}}})
 	if err != nil {
