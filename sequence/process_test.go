@@ -36,7 +36,8 @@ const childEnv = "MGMEVENTS_SEQUENCE_CHILD"
 //
 // CHILD_CLOSE=1 closes the allocator at the end; CHILD_STRATEGY forces a
 // strategy; CHILD_DEFAULTS=1 keeps the default block sizes (batch 100,
-// growth 16) instead of fixed blocks of 25.
+// growth 16) instead of fixed blocks of 25; CHILD_STATS=1 inserts the
+// allocator's Stats into the collection "stats" before it exits.
 func childMain() int {
 	mode, n := os.Getenv(childEnv), atoi(os.Getenv("CHILD_N"))
 	ctx := context.Background()
@@ -62,6 +63,12 @@ func childMain() int {
 		if err := a.Close(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 4
+		}
+	}
+	if os.Getenv("CHILD_STATS") != "" {
+		if _, err := db.Collection("stats").InsertOne(ctx, a.Stats()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
 		}
 	}
 	return 0
