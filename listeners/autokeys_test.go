@@ -222,6 +222,27 @@ func TestAutoKeysOrderNumbers(t *testing.T) {
 	assert.Equal(t, []string{"R99998", "R99999", "R100000"}, refs, "a wider number widens the result")
 }
 
+type Invoice struct {
+	mgm.DefaultModel `bson:",inline"`
+	No               string `bson:"no" auto:"inc,format=INV-{date:0601}-{seq:3}-EU"`
+}
+
+// TestAutoKeysFormatWithLiteralText: literal text between the date and
+// the number and after the number is stored as written.
+func TestAutoKeysFormatWithLiteralText(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	invoices, _, db := keyed[*Invoice](t, listeners.WithClock(func() time.Time { return now }))
+	var nos []string
+	for range 2 {
+		inv := &Invoice{}
+		require.NoError(t, invoices.Insert(ctx, inv))
+		nos = append(nos, inv.No)
+	}
+	assert.Equal(t, []string{"INV-2611-001-EU", "INV-2611-002-EU"}, nos)
+	n, _ := db.Collection("invoices").CountDocuments(ctx, bson.M{"no": bson.M{"$in": nos}})
+	assert.Equal(t, int64(2), n)
+}
+
 type Keys struct {
 	mgm.DefaultModel `bson:",inline"`
 	V7               string    `bson:"v7" auto:"uuid,v7"`

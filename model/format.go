@@ -10,18 +10,22 @@ import (
 
 // Format is an order-number template, written in a tag as
 //
-//	PREFIX{date:LAYOUT}{seq:WIDTH}
+//	PREFIX{date:LAYOUT}INFIX{seq:WIDTH}SUFFIX
 //
-// PREFIX is literal text (no braces); the date part is optional and LAYOUT
-// is a Go time layout of fixed width, such as 060102 or 2006-01; the number
-// is zero-padded to at least WIDTH digits. ORD{date:060102}{seq:5} gives
-// ORD26113000042. A number wider than WIDTH widens the result, so numbers
-// never collide. With a date, each period (in UTC) has its own counter, so
-// the number restarts each period.
+// PREFIX, INFIX and SUFFIX are literal text without braces, each optional;
+// the date part is optional, and comes before the number, and LAYOUT is a
+// Go time layout of fixed width, such as 060102 or 2006-01; the number is
+// zero-padded to at least WIDTH digits. ORD-{date:060102}-{seq:5} gives
+// ORD-261130-00042, and INV{seq:4}-EU gives INV0042-EU. A number wider
+// than WIDTH widens the result; since the text around it and the date are
+// of fixed width, numbers never collide. With a date, each period (in UTC)
+// has its own counter, so the number restarts each period.
 type Format struct {
-	Prefix string // literal text before the date
+	Prefix string // literal text before the date, or before the number
 	Layout string // Go time layout, or "" for no date
+	Infix  string // literal text between the date and the number
 	Width  int    // minimum digits of the number
+	Suffix string // literal text after the number
 }
 
 var (
@@ -29,40 +33,72 @@ var (
 	refB = time.Date(1999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 )
 
-// ParseFormat parses a template such as ORD{date:060102}{seq:5}.
+// ParseFormat parses a template such as ORD-{date:060102}-{seq:5}. An error
+// quotes the whole template and says what is wrong with it.
 func ParseFormat(s string) (*Format, error) {
 	bad := func(why string) (*Format, error) {
-		return nil, fmt.Errorf("format=%s: %s; want PREFIX{date:LAYOUT}{seq:WIDTH}, e.g. ORD{date:060102}{seq:5}", s, why)
+		return nil, fmt.Errorf("format %q: %s; want PREFIX{date:LAYOUT}INFIX{seq:WIDTH}SUFFIX, each part but {seq:WIDTH} optional, e.g. ORD-{date:060102}-{seq:5}", s, why)
 	}
 	f := &Format{}
-	i := strings.IndexByte(s, '{')
-	if i < 0 {
-		return bad("no {seq:WIDTH}")
+	lit, rest, err := literal(s)
+	if err != nil {
+		return bad(err.Error())
 	}
-	f.Prefix, s = s[:i], s[i:]
-	if strings.ContainsAny(f.Prefix, "}#") {
-		return bad("the prefix may not contain '}' or '#'")
-	}
-	if rest, ok := strings.CutPrefix(s, "{date:"); ok {
-		j := strings.IndexByte(rest, '}')
+	f.Prefix = lit
+	if after, ok := strings.CutPrefix(rest, "{date:"); ok {
+		j := strings.IndexByte(after, '}')
 		if j < 0 {
 			return bad("unclosed {date:")
 		}
-		f.Layout, s = rest[:j], rest[j+1:]
+		f.Layout = after[:j]
 		if err := checkLayout(f.Layout); err != nil {
 			return bad(err.Error())
 		}
+		if f.Infix, rest, err = literal(after[j+1:]); err != nil {
+			return bad(err.Error())
+		}
 	}
-	rest, ok := strings.CutPrefix(s, "{seq:")
-	if !ok || !strings.HasSuffix(rest, "}") {
-		return bad("it must end with {seq:WIDTH}")
+	after, ok := strings.CutPrefix(rest, "{seq:")
+	if !ok {
+		if strings.HasPrefix(rest, "{date:") {
+			return bad("a second {date:...}")
+		}
+		if rest == "" {
+			return bad("no {seq:WIDTH}")
+		}
+		return bad(fmt.Sprintf("unknown part at %q; the parts are {date:LAYOUT} and {seq:WIDTH}", rest))
 	}
-	w, err := strconv.Atoi(strings.TrimSuffix(rest, "}"))
+	j := strings.IndexByte(after, '}')
+	if j < 0 {
+		return bad("unclosed {seq:")
+	}
+	w, err := strconv.Atoi(after[:j])
 	if err != nil || w < 1 || w > 19 {
 		return bad("WIDTH must be a number from 1 to 19")
 	}
 	f.Width = w
+	if f.Suffix, rest, err = literal(after[j+1:]); err != nil {
+		return bad(err.Error())
+	}
+	switch {
+	case strings.HasPrefix(rest, "{date:"):
+		return bad("{date:...} must come before {seq:...}, so that the numbers of a period sort together")
+	case rest != "":
+		return bad(fmt.Sprintf("more after the number: %q", rest))
+	}
 	return f, nil
+}
+
+// literal splits s at its first '{', and refuses a '}' before it.
+func literal(s string) (lit, rest string, err error) {
+	i := strings.IndexByte(s, '{')
+	if i < 0 {
+		i = len(s)
+	}
+	if strings.IndexByte(s[:i], '}') >= 0 {
+		return "", "", errors.New("a '}' outside a part; literal text may not contain braces")
+	}
+	return s[:i], s[i:], nil
 }
 
 func checkLayout(layout string) error {
@@ -74,10 +110,21 @@ func checkLayout(layout string) error {
 		return errors.New("the date layout may not contain braces or '#'")
 	case a == b:
 		return fmt.Errorf("date layout %q has no date or time element", layout)
-	case len(a) != len(b):
+	case len(a) != len(b) || !fixedWidth(layout, len(a)):
 		return fmt.Errorf("date layout %q is not of fixed width (use 01 and 02, not 1 and 2), so two dates could run into the number", layout)
 	}
 	return nil
+}
+
+// fixedWidth reports whether layout formats every month, weekday, day and
+// hour of a year to n bytes (names such as Monday and January vary).
+func fixedWidth(layout string, n int) bool {
+	for d := refB; d.Before(refB.AddDate(1, 0, 0)); d = d.Add(23 * time.Hour) {
+		if len(d.Format(layout)) != n {
+			return false
+		}
+	}
+	return true
 }
 
 // Period returns the date part for t (in UTC), or "" when the format has
@@ -93,12 +140,14 @@ func (f *Format) Period(t time.Time) string {
 func (f *Format) Append(dst []byte, period string, n int64) []byte {
 	dst = append(dst, f.Prefix...)
 	dst = append(dst, period...)
+	dst = append(dst, f.Infix...)
 	var num [20]byte
 	d := strconv.AppendInt(num[:0], n, 10)
 	for i := len(d); i < f.Width; i++ {
 		dst = append(dst, '0')
 	}
-	return append(dst, d...)
+	dst = append(dst, d...)
+	return append(dst, f.Suffix...)
 }
 
 // String returns the template in tag syntax.
@@ -107,5 +156,5 @@ func (f *Format) String() string {
 	if f.Layout != "" {
 		s += "{date:" + f.Layout + "}"
 	}
-	return s + "{seq:" + strconv.Itoa(f.Width) + "}"
+	return s + f.Infix + "{seq:" + strconv.Itoa(f.Width) + "}" + f.Suffix
 }

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -267,10 +268,63 @@ func TestFormat(t *testing.T) {
 	assert.Equal(t, "ORD26112900042", string(f.Append(nil, p, 42)))
 	assert.Equal(t, "ORD261129123456", string(f.Append(nil, p, 123456)), "wider numbers widen")
 
-	for _, bad := range []string{"ORD", "ORD{seq:0}", "ORD{seq:x}", "{date:}{seq:3}", "{date:abc}{seq:3}", "A}{seq:2}", "{date:2006{seq:2}", "X{seq:3}Y"} {
+	for _, bad := range []string{"ORD", "ORD{seq:0}", "ORD{seq:x}", "{date:}{seq:3}", "{date:abc}{seq:3}", "A}{seq:2}", "{date:2006{seq:2}",
+		"{seq:3}{date:06}", "{date:06}{date:01}{seq:2}", "A{seq:2}{seq:2}", "A{num:2}", "A{seq:2}B}", "{date:Monday}{seq:2}", "{date:January}-{seq:2}"} {
 		_, err := model.ParseFormat(bad)
-		assert.Error(t, err, bad)
+		assert.ErrorContains(t, err, `format "`+bad+`": `, "the error quotes the whole format")
 	}
+}
+
+// TestFormatLiteralText: literal text may stand between the date and the
+// number and after the number, and is kept in String and Append.
+func TestFormatLiteralText(t *testing.T) {
+	day := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for tmpl, want := range map[string][2]string{
+		"ORD-{date:060102}-{seq:5}": {"ORD-261130-00042", "ORD-261130-1234567"},
+		"INV{seq:4}-EU":             {"INV0042-EU", "INV1234567-EU"},
+		"{date:2006}/{seq:3}.pdf":   {"2026/042.pdf", "2026/1234567.pdf"},
+		"#{seq:1}#":                 {"#42#", "#1234567#"},
+	} {
+		f, err := model.ParseFormat(tmpl)
+		require.NoError(t, err, tmpl)
+		assert.Equal(t, tmpl, f.String())
+		p := f.Period(day)
+		assert.Equal(t, want[0], string(f.Append(nil, p, 42)), tmpl)
+		assert.Equal(t, want[1], string(f.Append(nil, p, 1234567)), tmpl)
+		a, err := model.ParseAuto("inc,format="+tmpl, reflect.TypeFor[string]())
+		require.NoError(t, err, tmpl)
+		assert.Equal(t, tmpl, a.Format.String())
+	}
+}
+
+// FuzzParseFormat: no template panics the parser; an accepted one prints
+// back as given, and gives distinct numbers for distinct values in one
+// period and across two.
+func FuzzParseFormat(f *testing.F) {
+	for _, seed := range []string{"ORD{date:060102}{seq:5}", "ORD-{date:060102}-{seq:5}", "INV{seq:4}-EU", "{seq:1}", "{seq:3}{date:06}", "A}{seq:2}", "{date:15}1{seq:1}1"} {
+		f.Add(seed)
+	}
+	d1, d2 := time.Date(2026, 1, 31, 23, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		fm, err := model.ParseFormat(tmpl)
+		if err != nil {
+			return
+		}
+		if fm.String() != tmpl {
+			t.Fatalf("%q prints as %q", tmpl, fm.String())
+		}
+		seen := map[string]string{}
+		for _, p := range []string{fm.Period(d1), fm.Period(d2)} {
+			for _, n := range []int64{1, 9, 10, 11, 99, 100, 101, 1000, 12345, 123456789} {
+				s := string(fm.Append(nil, p, n))
+				key := p + "/" + strconv.FormatInt(n, 10)
+				if other, ok := seen[s]; ok && other != key {
+					t.Fatalf("%q gives %q for both %s and %s", tmpl, s, other, key)
+				}
+				seen[s] = key
+			}
+		}
+	})
 }
 
 func TestUUIDCodec(t *testing.T) {

@@ -71,7 +71,7 @@ func (k Kind) String() string {
 //
 //	auto:"inc"                              int, int32, int64, uint32, uint64
 //	auto:"inc,seq=NAME,start=N,batch=N"     sequence name, first value, block size
-//	auto:"inc,format=ORD{date:060102}{seq:5}"   string: prefix, optional date, number
+//	auto:"inc,format=ORD-{date:060102}-{seq:5}" string: text, optional date, text, number, text (see Format)
 //	auto:"inc,scope=tenant"                 one sequence per tenant (needs a tenant:"id" field)
 //	auto:"uuid"                             string, uuid.UUID, [16]byte; v4
 //	auto:"uuid,v7,compact"                  time-ordered; 32 hex digits (string only)
