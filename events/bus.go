@@ -3,6 +3,7 @@ package events
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -248,7 +249,8 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 // policies only. It stops at the first listener that fails or panics and
 // returns a *ListenerError that wraps the cause. For a Before* event that
 // error aborts the operation; for an After* event the write has already
-// happened. Publishing an event that no listener matches allocates nothing.
+// happened. A listener that changes a field describing the operation
+// fails with ErrReadOnly. Publishing an event that no listener matches allocates nothing.
 // A nil Bus has no listeners.
 func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if b == nil {
@@ -265,10 +267,11 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if e.Quiet {
 		first, then = p.policies, nil
 	}
-	if err := publish(ctx, first, e, p.tracers); err != nil {
+	id := identityOf(e)
+	if err := publish(ctx, first, e, p.tracers, &id); err != nil {
 		return err
 	}
-	if err := publish(ctx, then, e, p.tracers); err != nil {
+	if err := publish(ctx, then, e, p.tracers, &id); err != nil {
 		return err
 	}
 	if !e.Type.Before() {
@@ -294,7 +297,7 @@ func check(ctx context.Context, policies []*registration, e *Event) error {
 
 // publish calls the listeners of list that handle e; with tracers
 // registered, through them (see ListenerTracer).
-func publish(ctx context.Context, list []*registration, e *Event, tracers []*registration) error {
+func publish(ctx context.Context, list []*registration, e *Event, tracers []*registration, id *identity) error {
 	bit := uint16(1) << e.Type
 	for _, r := range list {
 		if r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
@@ -308,6 +311,9 @@ func publish(ctx context.Context, list []*registration, e *Event, tracers []*reg
 		}
 		if err != nil {
 			return newListenerError(e, r.l, err)
+		}
+		if f := id.changed(e); f != "" {
+			return newListenerError(e, r.l, fmt.Errorf("%w: Event.%s", ErrReadOnly, f))
 		}
 	}
 	return nil

@@ -297,13 +297,13 @@ func TestChecksRunAfterEveryListener(t *testing.T) {
 	var log []string
 	bus.Register(checkedPolicy{
 		ListenerFunc: func(_ context.Context, e *events.Event) error {
-			e.Field = "policy"
+			e.Filter = "policy"
 			log = append(log, "handle")
 			return nil
 		},
 		check: func(e *events.Event) error {
-			log = append(log, "check:"+e.Field)
-			if e.Field != "policy" {
+			log = append(log, "check:"+e.Filter.(string))
+			if e.Filter != "policy" {
 				return errors.New("undone")
 			}
 			return nil
@@ -317,7 +317,7 @@ func TestChecksRunAfterEveryListener(t *testing.T) {
 	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.AfterLoad}))
 	assert.NotContains(t, log, "check:policy", "no checks after the fact")
 
-	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error { e.Field = "undone"; return nil }),
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error { e.Filter = "undone"; return nil }),
 		events.AsPolicy(), events.Order(10))
 	err := bus.Publish(context.Background(), &events.Event{Type: events.BeforeQuery, Quiet: true})
 	require.ErrorIs(t, err, events.ErrAborted, "a failed check aborts, with events off too")

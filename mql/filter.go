@@ -10,6 +10,7 @@ import (
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
@@ -188,6 +189,12 @@ func ToD(doc any) (bson.D, error) {
 		return decodeD(d)
 	case []byte:
 		return decodeD(d)
+	case bson.RawValue:
+		raw, ok := d.DocumentOK()
+		if !ok {
+			return nil, fmt.Errorf("a BSON %v: %w", d.Type, ErrBadDocument)
+		}
+		return decodeD(raw)
 	}
 	v := reflect.ValueOf(doc)
 	if k := v.Kind(); k == reflect.Slice || k == reflect.Array {
@@ -233,6 +240,12 @@ func array(v any) ([]any, error) {
 	case bson.D, bson.Raw, []byte:
 		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
 	}
+	if raw, ok, err := marshaled(v); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return Array(raw)
+	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
 		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
@@ -266,4 +279,32 @@ func Stages(pipeline any) ([]bson.D, error) {
 		}
 	}
 	return out, nil
+}
+
+// marshaled returns v's encoding when v encodes itself (bson.ValueMarshaler
+// or bson.Marshaler), so that the helpers read what the driver sends, not
+// another reading of the same value by reflection.
+func marshaled(v any) (bson.RawValue, bool, error) {
+	var (
+		t    bsontype.Type
+		data []byte
+		err  error
+	)
+	switch m := v.(type) {
+	case bson.ValueMarshaler:
+		t, data, err = m.MarshalBSONValue()
+	case bson.Marshaler:
+		t, data = bson.TypeEmbeddedDocument, nil
+		data, err = m.MarshalBSON()
+	default:
+		return bson.RawValue{}, false, nil
+	}
+	if err != nil {
+		return bson.RawValue{}, true, fmt.Errorf("%T: %w: %w", v, ErrBadDocument, err)
+	}
+	rv := bson.RawValue{Type: t, Value: data}
+	if verr := rv.Validate(); verr != nil {
+		return bson.RawValue{}, true, fmt.Errorf("%T encodes invalid BSON: %w: %w", v, ErrBadDocument, verr)
+	}
+	return rv, true, nil
 }

@@ -248,6 +248,12 @@ func Array(v any) ([]any, error) {
 		}
 		return out, nil
 	}
+	if raw, ok, err := marshaled(v); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return Array(raw)
+	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
 		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
