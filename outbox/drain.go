@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/mgmevents/mgmevents/internal/serverinfo"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -24,6 +26,10 @@ type pendingDoc struct {
 // drain delivers what is due in coll, batch after batch.
 func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) {
 	if err := r.index(ctx, coll); err != nil {
+		return 0, err
+	}
+	atomic, err := serverinfo.AtomicWrites(ctx, r.db)
+	if err != nil {
 		return 0, err
 	}
 	total := 0
@@ -45,8 +51,9 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		if err != nil {
 			return total, err
 		}
-		var writes []mongo.WriteModel
-		var fallbacks []mongo.WriteModel
+		var outs []outcome
+		var first time.Time // when the relay stops publishing the first document in outs
+		worked := 0
 		for _, d := range docs {
 			if !mine[d.key] {
 				if len(others) < 10*r.cfg.batch {
@@ -54,19 +61,27 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 				}
 				continue
 			}
-			n, w, fb, err := r.deliver(ctx, coll, d)
-			total += n
-			writes = append(writes, w...)
-			fallbacks = append(fallbacks, fb...)
-			if err != nil {
-				_ = r.write(ctx, coll, writes, fallbacks)
-				return total, err
+			out, err := r.deliver(ctx, coll, d)
+			total += len(out.delivered)
+			if len(outs) == 0 {
+				first = r.leases.until(d.key)
+			}
+			outs = append(outs, out)
+			worked++
+			// What was published is removed while the lease holds, so
+			// that no other relay publishes it again.
+			if err != nil || len(outs) >= ferretBulk || time.Until(first) < r.cfg.lease/6 {
+				rerr := r.remove(ctx, coll, outs, atomic)
+				outs = nil
+				if err = errors.Join(err, rerr); err != nil {
+					return total, err
+				}
 			}
 		}
-		if err := r.write(ctx, coll, writes, fallbacks); err != nil {
+		if err := r.remove(ctx, coll, outs, atomic); err != nil {
 			return total, err
 		}
-		if len(writes) == 0 || len(docs) < r.cfg.batch {
+		if worked == 0 || len(docs) < r.cfg.batch {
 			return total, nil
 		}
 	}
@@ -92,37 +107,25 @@ func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) 
 	return docs, cur.Err()
 }
 
-// write applies the removals of a batch in one round trip; when some did
-// not apply as written (a writer added events meanwhile), the fallbacks,
-// which remove only what was delivered, follow.
-func (r *Relay) write(ctx context.Context, coll *mongo.Collection, writes, fallbacks []mongo.WriteModel) error {
-	if len(writes) == 0 {
-		return nil
-	}
-	res, err := coll.BulkWrite(ctx, writes, options.BulkWrite().SetOrdered(false))
-	if err != nil {
-		return fmt.Errorf("removing delivered events: %w", err)
-	}
-	if int(res.MatchedCount+res.DeletedCount) == len(writes) || len(fallbacks) == 0 {
-		return nil
-	}
-	if _, err := coll.BulkWrite(ctx, fallbacks, options.BulkWrite().SetOrdered(false)); err != nil {
-		return fmt.Errorf("removing delivered events: %w", err)
-	}
-	return nil
+// outcome is what a relay did with one document's events.
+type outcome struct {
+	id        any
+	read      []string         // the queue as read
+	gone      bool             // the document is a tombstone
+	delivered []string         // published
+	done      []string         // published or moved to DeadLetters: a prefix of read
+	size      map[string]int64 // bytes of each event done
+	failed    string           // the event whose attempt failed, or ""
+	retry     bson.D           // for it: $set of its tries and of the next due time
 }
 
-// deliver publishes d's events in order while the lease holds, and
-// returns how many it delivered and the writes that record it: a write
-// that empties the document (or removes a deleted one) if nothing was
-// added since it was read, and a fallback that removes only what was
-// delivered.
-func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (n int, writes, fallbacks []mongo.WriteModel, err error) {
+// emptied reports whether the relay did all the work it read.
+func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o.read) }
+
+// deliver publishes d's events in order while the lease holds.
+func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (outcome, error) {
 	b := d.Box
-	id := bson.D{{Key: "_id", Value: d.ID}}
-	var done []string
-	var bytes int64
-	var retry *bson.D // $set of a failed attempt and its backoff
+	out := outcome{id: d.ID, read: b.Queue, gone: b.Gone, size: map[string]int64{}}
 	base := b.Count - int64(len(b.Queue))
 	for i, evID := range b.Queue {
 		if !r.leases.valid(d.key) || ctx.Err() != nil {
@@ -131,83 +134,202 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),
 			Seq: base + int64(i) + 1, Time: ev.At, Data: ev.Data, Attempt: b.Tries[evID].N + 1}
-		var perr error
+		var err error
 		if ok {
-			perr = r.pub.Publish(ctx, m)
+			err = r.pub.Publish(ctx, m)
 		} else {
-			perr = errors.New("the event's body is missing from the document")
+			err = errors.New("the event's body is missing from the document")
 			m.Attempt = r.cfg.maxAttempts
 		}
-		if perr == nil {
-			n++
-			done = append(done, evID)
-			bytes += int64(len(ev.Data) + len(ev.Type) + len(evID))
-			continue
-		}
-		if ctx.Err() != nil {
-			break // stopped, not failed
-		}
-		r.failed.Add(1)
-		if m.Attempt >= r.cfg.maxAttempts {
-			if err = r.bury(ctx, m, perr); err != nil {
+		if err == nil {
+			out.delivered = append(out.delivered, evID)
+		} else {
+			if ctx.Err() != nil {
+				break // stopped, not failed
+			}
+			r.failed.Add(1)
+			if m.Attempt < r.cfg.maxAttempts {
+				out.failed = evID
+				out.retry = bson.D{
+					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
+					{Key: path(partDue), Value: time.Now().Add(r.cfg.backoff(m.Attempt))},
+				}
 				break
 			}
-			done = append(done, evID)
-			bytes += int64(len(ev.Data) + len(ev.Type) + len(evID))
+			if err := r.bury(ctx, m, err); err != nil {
+				return out, err
+			}
+		}
+		out.done = append(out.done, evID)
+		out.size[evID] = int64(len(ev.Data) + len(ev.Type) + len(evID))
+	}
+	r.delivered.Add(int64(len(out.delivered)))
+	return out, nil
+}
+
+// remove removes from their documents the events outs delivered or moved
+// to DeadLetters, and only those. Where the server applies a filtered
+// write atomically, each document gets one conditional write (with a
+// fallback when a writer added events meanwhile). Where it does not
+// (FerretDB 1.x, which also scans the whole collection for any filter but
+// a lone _id), the relay reads each queue again by _id and writes by _id
+// what that read allows: the same check the server would make, without
+// the scan.
+func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outcome, atomic bool) error {
+	if len(outs) == 0 {
+		return nil
+	}
+	var writes, fallbacks []mongo.WriteModel
+	for i := range outs {
+		o := &outs[i]
+		if atomic {
+			w, fb := o.conditional()
+			writes, fallbacks = appendModel(writes, w), appendModel(fallbacks, fb)
 			continue
 		}
-		retry = &bson.D{
-			{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: perr.Error()}},
-			{Key: path(partDue), Value: time.Now().Add(r.cfg.backoff(m.Attempt))},
+		var doc struct {
+			Box struct {
+				Queue []string `bson:"q"`
+			} `bson:"_outbox"`
 		}
-		break
-	}
-	r.delivered.Add(int64(n))
-	all := len(done) == len(b.Queue)
-	if all {
-		// Nothing added since the read: empty the document, or remove it.
-		exact := append(id, bson.E{Key: path(partQueue), Value: b.Queue})
-		if len(b.Queue) == 0 {
-			exact = append(id, bson.E{Key: path(partQueue, "0"), Value: bson.D{{Key: "$exists", Value: false}}})
+		err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: o.id}}, options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}})).Decode(&doc)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue
 		}
-		if b.Gone {
-			writes = append(writes, mongo.NewDeleteOneModel().SetFilter(append(exact, bson.E{Key: path(partGone), Value: true})))
-			r.removed.Add(1)
-		} else {
-			writes = append(writes, mongo.NewUpdateOneModel().SetFilter(exact).SetUpdate(bson.D{
-				{Key: "$set", Value: bson.D{{Key: path(partQueue), Value: bson.A{}}, {Key: path(partBytes), Value: 0}}},
-				{Key: "$unset", Value: bson.D{{Key: path(partEvents), Value: ""}, {Key: path(partTries), Value: ""}, {Key: path(partDue), Value: ""}}},
-			}))
+		if err != nil {
+			return fmt.Errorf("removing delivered events: %w", err)
+		}
+		writes = appendModel(writes, o.checked(doc.Box.Queue))
+	}
+	res, err := r.bulk(ctx, coll, writes)
+	if err == nil && res.MatchedCount+res.DeletedCount < int64(len(writes)) && len(fallbacks) > 0 {
+		_, err = r.bulk(ctx, coll, fallbacks)
+	}
+	if err != nil {
+		return fmt.Errorf("removing delivered events: %w", err)
+	}
+	r.removed.Add(res.DeletedCount)
+	return nil
+}
+
+func appendModel(ws []mongo.WriteModel, w mongo.WriteModel) []mongo.WriteModel {
+	if w == nil {
+		return ws
+	}
+	return append(ws, w)
+}
+
+// conditional returns the write that records o on a server that applies
+// filtered writes atomically: when the queue is still as read and all of
+// it is done, one that empties the document (or removes a deleted one),
+// with a fallback for when it is not; otherwise one that removes what was
+// done, only where it still is.
+func (o *outcome) conditional() (write, fallback mongo.WriteModel) {
+	id := bson.D{{Key: "_id", Value: o.id}}
+	var partial mongo.WriteModel
+	if len(o.done) > 0 {
+		partial = mongo.NewUpdateOneModel().SetFilter(append(id, bson.E{Key: path(partQueue), Value: bson.D{{Key: "$all", Value: o.done}}})).SetUpdate(o.removal(o.done))
+	} else if o.failed != "" {
+		partial = mongo.NewUpdateOneModel().SetFilter(append(id, bson.E{Key: path(partQueue), Value: o.failed})).SetUpdate(o.removal(nil))
+	}
+	if !o.emptied() {
+		return partial, nil
+	}
+	exact := append(id, bson.E{Key: path(partQueue), Value: o.read})
+	if len(o.read) == 0 {
+		exact = append(id, bson.E{Key: path(partQueue, "0"), Value: bson.D{{Key: "$exists", Value: false}}})
+	}
+	return o.emptying(exact, true), partial
+}
+
+// checked returns the write, by _id, that records o given the queue as
+// read again just before, or nil when there is nothing to write.
+func (o *outcome) checked(fresh []string) mongo.WriteModel {
+	id := bson.D{{Key: "_id", Value: o.id}}
+	if o.emptied() && slices.Equal(fresh, o.read) {
+		return o.emptying(id, false)
+	}
+	var still []string
+	for _, e := range o.done {
+		if slices.Contains(fresh, e) {
+			still = append(still, e)
 		}
 	}
-	if len(done) == 0 && retry == nil {
-		return n, writes, nil, err
+	if !slices.Contains(fresh, o.failed) {
+		o.retry = nil
 	}
-	// Remove what was delivered, and only that, wherever it still is.
-	filter := append(id, bson.E{Key: path(partQueue), Value: bson.D{{Key: "$all", Value: done}}})
-	if len(done) == 0 {
-		filter = append(id, bson.E{Key: path(partQueue), Value: b.Queue[0]})
+	if len(still) == 0 && o.retry == nil {
+		return nil
 	}
+	return mongo.NewUpdateOneModel().SetFilter(id).SetUpdate(o.removal(still))
+}
+
+// emptying returns the write that leaves the document filter matches with
+// nothing pending and nothing due, or removes it when it is a tombstone
+// (checked again by the filter when recheck is set).
+func (o *outcome) emptying(filter bson.D, recheck bool) mongo.WriteModel {
+	if o.gone {
+		if recheck {
+			filter = append(filter, bson.E{Key: path(partGone), Value: true})
+		}
+		return mongo.NewDeleteOneModel().SetFilter(filter)
+	}
+	return mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(bson.D{
+		{Key: "$set", Value: bson.D{{Key: path(partQueue), Value: bson.A{}}, {Key: path(partBytes), Value: 0}}},
+		{Key: "$unset", Value: bson.D{{Key: path(partEvents), Value: ""}, {Key: path(partTries), Value: ""}, {Key: path(partDue), Value: ""}}},
+	})
+}
+
+// removal returns the update that removes events evs, and records a
+// failed attempt if o has one.
+func (o *outcome) removal(evs []string) bson.D {
 	update := bson.D{}
-	if len(done) > 0 {
-		unset := make(bson.D, 0, 2*len(done))
-		for _, e := range done {
+	if len(evs) > 0 {
+		unset := make(bson.D, 0, 2*len(evs))
+		var bytes int64
+		for _, e := range evs {
 			unset = append(unset, bson.E{Key: path(partEvents, e), Value: ""}, bson.E{Key: path(partTries, e), Value: ""})
+			bytes += o.size[e]
 		}
 		update = append(update,
-			bson.E{Key: "$pullAll", Value: bson.D{{Key: path(partQueue), Value: done}}},
+			bson.E{Key: "$pullAll", Value: bson.D{{Key: path(partQueue), Value: evs}}},
 			bson.E{Key: "$unset", Value: unset},
 			bson.E{Key: "$inc", Value: bson.D{{Key: path(partBytes), Value: -bytes}}})
 	}
-	if retry != nil {
-		update = append(update, bson.E{Key: "$set", Value: *retry})
+	if o.retry != nil {
+		update = append(update, bson.E{Key: "$set", Value: o.retry})
 	}
-	w := mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update)
-	if all {
-		return n, writes, []mongo.WriteModel{w}, err
-	}
-	return n, append(writes, w), nil, err
+	return update
 }
+
+// bulk sends writes in bulk writes. FerretDB 1.x keeps the cursor of each
+// update of a bulk write open until the whole command ends, so a hundred
+// of them exhaust its pool of SQLite connections and the command never
+// ends; there it sends a few at a time.
+func (r *Relay) bulk(ctx context.Context, coll *mongo.Collection, writes []mongo.WriteModel) (mongo.BulkWriteResult, error) {
+	var sum mongo.BulkWriteResult
+	if len(writes) == 0 {
+		return sum, nil
+	}
+	size := len(writes)
+	if atomic, err := serverinfo.AtomicWrites(ctx, r.db); err != nil {
+		return sum, err
+	} else if !atomic {
+		size = ferretBulk
+	}
+	for chunk := range slices.Chunk(writes, size) {
+		res, err := coll.BulkWrite(ctx, chunk, options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return sum, err
+		}
+		sum.MatchedCount += res.MatchedCount
+		sum.DeletedCount += res.DeletedCount
+	}
+	return sum, nil
+}
+
+// ferretBulk is how many updates go in one bulk write on FerretDB.
+const ferretBulk = 8
 
 // bury moves m to DeadLetters with its last error. Its _id is the
 // message's ID, so burying it twice stores it once.

@@ -21,7 +21,8 @@ import (
 // updates do not matter, and an expired lease needs no takeover: the next
 // slot is a new _id. A relay claims the next slot too in the second half
 // of the current one, so that it keeps documents it is still working on;
-// it publishes only until its last slot ends, less a tenth of the lease.
+// it publishes only until a third of the lease before its last slot ends,
+// and removes what it published before the slot ends (see spare).
 
 // leaseDoc is a lease as stored.
 type leaseDoc struct {
@@ -50,6 +51,18 @@ func newLeases(coll *mongo.Collection, by string, d time.Duration) *leases {
 func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }
 func (l *leases) end(s int64) time.Time  { return time.Unix(0, (s+1)*int64(l.d)) }
 
+// until returns when the relay stops publishing for key.
+func (l *leases) until(key string) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.end(l.held[key].to).Add(-l.spare())
+}
+
+// spare is how long before its lease ends a relay stops publishing, so
+// that its removal of what it published lands while it still holds the
+// document, and no other relay publishes that again.
+func (l *leases) spare() time.Duration { return l.d / 3 }
+
 // valid reports whether the relay may publish for key now.
 func (l *leases) valid(key string) bool {
 	l.mu.Lock()
@@ -57,7 +70,7 @@ func (l *leases) valid(key string) bool {
 	l.mu.Unlock()
 	now := time.Now()
 	s := l.slot(now)
-	return ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.d/10))
+	return ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare()))
 }
 
 // claim claims keys for the current slot, and the next one in the second
@@ -120,7 +133,7 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 	}
 	out := map[string]bool{}
 	for _, k := range keys {
-		if h, ok := l.held[k]; ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.d/10)) {
+		if h, ok := l.held[k]; ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare())) {
 			out[k] = true
 		}
 	}

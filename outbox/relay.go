@@ -94,7 +94,7 @@ func defaultBackoff(attempt int) time.Duration {
 // the document and a time slot of WithLease's length; the server's unique
 // index lets one relay have each slot, on every server, FerretDB's
 // non-atomic findAndModify included. A relay publishes only while its
-// lease holds, with a tenth of it to spare, and removes from the document
+// lease holds, with a third of it to spare, and removes from the document
 // only the events it has published, by ID: removing one again is a no-op,
 // so a relay whose lease ran out while it published can remove nothing
 // another relay has not published too. Duplicates come only from a relay

@@ -143,6 +143,7 @@ func appendField(reg *bsoncodec.Registry, doc bson.Raw, name string, value any) 
 	out[0], out[1], out[2], out[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
 	return out, nil
 }
+
 // tries counts the failed deliveries of one event.
 type tries struct {
 	N   int    `bson:"n"`
@@ -160,4 +161,3 @@ type box struct {
 	Tenant string                 `bson:"tf"`
 	Tries  map[string]tries       `bson:"a"`
 }
-
