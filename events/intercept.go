@@ -99,7 +99,7 @@ func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Con
 	if len(chain) == 0 {
 		return next(ctx)
 	}
-	c := &chainCall{o: o, chain: chain, next: next}
+	c := &chainCall{o: o, chain: chain, next: next, caller: ctx}
 	err := c.call(ctx, 0)
 	switch {
 	case err != nil:
@@ -123,7 +123,8 @@ type chainCall struct {
 	o       *Operation
 	chain   []*registration
 	next    func(context.Context) error
-	reached int  // interceptors entered
+	caller  context.Context // as the repository method was called
+	reached int             // interceptors entered
 	running bool // the operation itself is running: a panic is its own
 	ran     bool
 	err     error // the operation's
@@ -132,7 +133,7 @@ type chainCall struct {
 func (c *chainCall) call(ctx context.Context, i int) error {
 	if i == len(c.chain) {
 		c.ran, c.running = true, true
-		c.err = c.next(ctx)
+		c.err = c.next(context.WithValue(ctx, callerKey{}, c.caller))
 		c.running = false
 		return c.err
 	}
@@ -203,4 +204,20 @@ func endTrace(end func(error), err error) (perr error) {
 	}()
 	end(err)
 	return nil
+}
+
+type callerKey struct{}
+
+// Caller returns the context the repository method was called with. Inside
+// an operation that interceptors wrap, the operation runs on the context
+// the innermost interceptor passed on, which may hold more (a span, a
+// deadline) or other values; policies read what decides access (the
+// tenant, a soft-delete switch) from Caller(ctx), which no interceptor can
+// change, so that an interceptor cannot widen an operation. Elsewhere it
+// returns ctx.
+func Caller(ctx context.Context) context.Context {
+	if c, ok := ctx.Value(callerKey{}).(context.Context); ok {
+		return c
+	}
+	return ctx
 }

@@ -134,11 +134,11 @@ func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
 func hides(ctx context.Context, e *events.Event) bool {
 	switch e.Op {
 	case events.OpDelete, events.OpDeleteMany, events.OpFindOneAndDelete:
-		if ctx.Value(hardDeleteKey{}) == nil {
+		if events.Caller(ctx).Value(hardDeleteKey{}) == nil {
 			return true
 		}
 	}
-	return ctx.Value(withDeletedKey{}) == nil
+	return events.Caller(ctx).Value(withDeletedKey{}) == nil
 }
 
 // HandleEvent applies the policy to e.
@@ -163,7 +163,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		e.Filter = mql.And(e.Filter, live)
 	case events.BeforeDelete:
-		if ctx.Value(hardDeleteKey{}) != nil {
+		if events.Caller(ctx).Value(hardDeleteKey{}) != nil {
 			return nil
 		}
 		set := bson.D{{Key: at.BSON, Value: d.now().UTC().Truncate(time.Millisecond)}}
@@ -219,7 +219,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		}
 		return err
 	case events.BeforeDelete:
-		if ctx.Value(hardDeleteKey{}) != nil {
+		if events.Caller(ctx).Value(hardDeleteKey{}) != nil {
 			return nil
 		}
 		u, err := mql.ParseUpdate(e.Update)

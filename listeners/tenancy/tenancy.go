@@ -152,9 +152,10 @@ func (*Tenancy) EventTypes() []events.Type {
 	return []events.Type{events.BeforeConvert, events.BeforeSave, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}
 }
 
-// Tenant returns the tenant ctx acts as; all reports AllTenants. With
-// neither, the error wraps ErrNoTenant.
+// Tenant returns the tenant ctx acts as, read from events.Caller(ctx);
+// all reports AllTenants. With neither, the error wraps ErrNoTenant.
 func (t *Tenancy) Tenant(ctx context.Context) (tenant string, all bool, err error) {
+	ctx = events.Caller(ctx) // as the caller gave it: no interceptor widens it
 	if allTenants(ctx) {
 		return "", true, nil
 	}
