@@ -53,7 +53,7 @@ const (
 	// UpdateMany, FindOneAndUpdate), upserts included, with the final
 	// filter, Event.Update (an update document or an update pipeline) and
 	// Event.Upsert. A listener may replace Event.Update, for instance to
-	// add $set or $setOnInsert fields (see ParseUpdate). An error aborts.
+	// add $set or $setOnInsert fields (see mql.ParseUpdate). An error aborts.
 	BeforeUpdate
 	// AfterUpdate is published after an operator update, with the matched,
 	// modified and upserted counts and the upserted ID.
@@ -152,14 +152,14 @@ type Event struct {
 	// Filter is the filter the operation sends: of a read, a count, a
 	// delete, an update or a replace. BeforeQuery's listeners may replace
 	// it; any value the driver accepts will do (bson.D, bson.M, a struct).
-	// Use And to add a condition to a filter of any shape.
+	// Use mql.And to add a condition to a filter of any shape.
 	Filter any
 	// Pipeline is Aggregate's pipeline (BeforeQuery may replace it; see
-	// Stages). It is nil for other operations.
+	// mql.Stages). It is nil for other operations.
 	Pipeline any
 	// Update is the update of UpdateOne, UpdateMany or FindOneAndUpdate:
 	// an update document of operators, or an update pipeline. BeforeUpdate's
-	// listeners may replace it; ParseUpdate edits either shape. On
+	// listeners may replace it; mql.ParseUpdate edits either shape. On
 	// BeforeDelete it is nil, and a listener that sets it turns the delete
 	// into that update (see BeforeDelete).
 	Update any

@@ -125,7 +125,7 @@ type chainCall struct {
 	next    func(context.Context) error
 	caller  context.Context // as the repository method was called
 	reached int             // interceptors entered
-	running bool // the operation itself is running: a panic is its own
+	running bool            // the operation itself is running: a panic is its own
 	ran     bool
 	err     error // the operation's
 }

@@ -1,8 +1,8 @@
 package policytest_test
 
-// Attacks on the Tenancy and SoftDelete policies, from a cold security
-// review, each turned into a test that the policy now withstands. The
-// TestHeld* tests are attacks the policies withstood from the start.
+// Attacks on the Tenancy and SoftDelete policies. Each TestDefend* test
+// asserts that the policy withstands one attack; TestHeld* tests are
+// attacks that the design withstands without a dedicated defence.
 
 import (
 	"context"

@@ -1,9 +1,8 @@
 package encryption_test
 
-// Attacks on the field-level encryption (review-encryption). Each
-// TestEncAttack* test asserts the vulnerable behaviour that was OBSERVED, so
-// that it passes today and starts failing once the hole is closed (flip the
-// assertion then). TestEncHeld* tests are attacks that the code withstood.
+// Attacks on the field-level encryption. Each TestEncDefend* test asserts
+// that the policy withstands one attack; TestEncHeld* tests are attacks
+// that the design withstands without a dedicated defence.
 
 import (
 	"bytes"
