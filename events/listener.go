@@ -3,6 +3,8 @@ package events
 import (
 	"context"
 	"reflect"
+
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // Listener handles lifecycle events. It is to the bus what http.Handler is to
@@ -64,12 +66,15 @@ type EventTyper interface {
 }
 
 // Preparer is implemented by listeners that check or precompute something
-// for each model type, such as AutoKeys validating its sequences. A
-// repository calls Prepare on each of its model's listeners when it is
-// created, so that a mistake is reported then rather than at the first
-// write.
+// for each model type and collection, such as AutoKeys validating its
+// sequences or Encryption making its indexes. A repository calls Prepare on
+// each of its model's listeners when it is created, with the collection it
+// writes to (in its database, with its registry: the same as Event.Coll),
+// so that a mistake is reported then rather than at the first write, and
+// what a listener makes goes where the data is. Several repositories of
+// one model type over several databases each call it.
 type Preparer interface {
-	Prepare(modelType reflect.Type) error
+	Prepare(modelType reflect.Type, coll *mongo.Collection) error
 }
 
 // WriteErrorHandler is implemented by listeners that can repair the cause

@@ -213,7 +213,7 @@ func benchEncryption(env *benchEnv) ([]figure, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	enc, err := encryption.New(encryption.Keys{{ID: "bench", Secret: secret}}, encryption.WithIndexesIn(env.db))
+	enc, err := encryption.New(encryption.Keys{{ID: "bench", Secret: secret}})
 	if err != nil {
 		return nil, err
 	}

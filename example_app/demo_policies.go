@@ -68,7 +68,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 		return err
 	}
 	defer keys.Close(ctx)
-	enc, err := encryption.New(ring, encryption.WithIndexesIn(db))
+	enc, err := encryption.New(ring)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,15 +28,15 @@ import (
 // FindOneAndUpdate with SetUpsert(true)) gets its keys as $setOnInsert
 // fields on BeforeUpdate.
 //
-// On a type's first write it creates a unique index on each inc field
-// (WithoutIndexes opts out) and moves each counter past the largest value
-// already in the collection. When a write later fails on a duplicate key
-// because a counter is behind the data (a restored backup, a manual edit),
-// it moves the counter past the collection's maximum and asks the
-// repository to retry.
+// It acts on the collection each event's repository writes to
+// (events.Event.Coll). On a type's first write to a collection it creates
+// a unique index on each inc field there (WithoutIndexes opts out) and
+// moves each counter past the largest value already in that collection.
+// When a write later fails on a duplicate key because a counter is behind
+// the data (a restored backup, a manual edit), it moves the counter past
+// the collection's maximum and asks the repository to retry.
 type AutoKeys struct {
 	alloc   *sequence.Allocator
-	db      *mongo.Database
 	indexes bool
 	now     func() time.Time
 	logger  *slog.Logger
@@ -45,10 +44,12 @@ type AutoKeys struct {
 	plans   sync.Map    // reflect.Type -> *plan
 }
 
-// NewAutoKeys returns the listener. db holds the counters collection; the
-// unique indexes and the healing queries go to the collection each
-// repository writes to. It applies WithAllocator, WithSequenceOptions,
-// WithoutIndexes, WithClock, WithLogger and WithTenantScope.
+// NewAutoKeys returns the listener. db holds the counters collection, and
+// may differ from the databases the repositories write to, by design: one
+// counters database can number the models of many. The unique indexes and
+// the checks against the data go to the collection each repository writes
+// to. It applies WithAllocator, WithSequenceOptions, WithoutIndexes,
+// WithClock, WithLogger and WithTenantScope.
 func NewAutoKeys(db *mongo.Database, opts ...Option) (*AutoKeys, error) {
 	if db == nil {
 		return nil, fmt.Errorf("listeners: NewAutoKeys(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
@@ -57,7 +58,7 @@ func NewAutoKeys(db *mongo.Database, opts ...Option) (*AutoKeys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
 	}
-	k := &AutoKeys{db: db, indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
+	k := &AutoKeys{indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
 	if k.alloc == nil {
 		if k.alloc, err = sequence.New(db, o.seqOpts...); err != nil {
 			return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
@@ -85,24 +86,25 @@ func (k *AutoKeys) EventTypes() []events.Type {
 }
 
 type plan struct {
-	schema *model.Schema
-	coll   *mongo.Collection
-	fields []*fieldPlan
-
-	mu    sync.Mutex
-	ready atomic.Bool // indexes made and counters checked against the data
+	schema  *model.Schema
+	fields  []*fieldPlan
+	targets sync.Map // collKey -> *target
 }
 
 type fieldPlan struct {
 	*model.AutoField
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.SeqOption
-	periods sync.Map // dated or tenant-scoped inc: "@tenant/period" -> *sequence.Sequence
+	periods seqCache // dated or tenant-scoped inc
 }
+
+var _ events.Preparer = (*AutoKeys)(nil)
 
 // Prepare checks t's auto fields against the allocator: a sequence shared
 // with other options elsewhere is an error now, not at the first insert.
-func (k *AutoKeys) Prepare(t reflect.Type) error {
+// The indexes are made, and the counters checked against the data of
+// coll, at the first write.
+func (k *AutoKeys) Prepare(t reflect.Type, _ *mongo.Collection) error {
 	_, err := k.plan(t)
 	return err
 }
@@ -115,7 +117,7 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{schema: s, coll: k.db.Collection(s.Collection)}
+	p := &plan{schema: s}
 	for i := range s.Auto {
 		a := &s.Auto[i]
 		if a.Kind != model.Inc && a.Kind != model.UUID {
@@ -151,7 +153,7 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 	if e.Type != events.BeforeConvert || e.Model == nil {
 		return nil
 	}
-	p, err := k.ready(ctx, e.ModelType)
+	p, t, err := k.ready(ctx, e)
 	if p == nil {
 		return err
 	}
@@ -168,13 +170,13 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 				return err
 			}
 			one := [1]reflect.Value{fv}
-			err = k.fillValues(ctx, p, f, tenant, one[:])
+			err = k.fillValues(ctx, p, t, f, tenant, one[:])
 		} else {
 			// The first model of a batch that lacks this key gets it for
 			// the whole rest of the batch, from one reservation (one per
 			// tenant for a tenant-scoped key); the later models then have
 			// it, and cost one check each.
-			err = k.fill(ctx, p, f, e.Batch[e.Index:])
+			err = k.fill(ctx, p, t, f, e.Batch[e.Index:])
 		}
 		if err != nil {
 			return err
@@ -183,17 +185,22 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 	return nil
 }
 
-// ready returns t's plan with its indexes made and counters checked, or
-// nil when t has no keys to fill or on an error.
-func (k *AutoKeys) ready(ctx context.Context, t reflect.Type) (*plan, error) {
-	p, err := k.plan(t)
+// ready returns the plan of e's model type, and its target for e's
+// collection with its indexes made and counters checked, or nil when the
+// type has no keys to fill or on an error.
+func (k *AutoKeys) ready(ctx context.Context, e *events.Event) (*plan, *target, error) {
+	p, err := k.plan(e.ModelType)
 	if err != nil || len(p.fields) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := k.ensure(ctx, p); err != nil {
-		return nil, err
+	t, err := p.target(e)
+	if err != nil {
+		return nil, nil, err
 	}
-	return p, nil
+	if err := k.ensure(ctx, p, t); err != nil {
+		return nil, nil, err
+	}
+	return p, t, nil
 }
 
 // upsert gives the document an upsert may insert its keys, as
@@ -205,7 +212,7 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 	if !e.Upsert {
 		return nil
 	}
-	p, err := k.ready(ctx, e.ModelType)
+	p, t, err := k.ready(ctx, e)
 	if p == nil {
 		return err
 	}
@@ -223,7 +230,7 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 		}
 		fv := reflect.New(f.Type).Elem()
 		one := [1]reflect.Value{fv}
-		if err := k.fillValues(ctx, p, f, tenant, one[:]); err != nil {
+		if err := k.fillValues(ctx, p, t, f, tenant, one[:]); err != nil {
 			return err
 		}
 		if err := u.Add("$setOnInsert", f.BSON, fv.Interface()); err != nil {
@@ -252,7 +259,7 @@ func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv r
 
 // fill sets field f in every model of models where it is zero, with one
 // reservation per tenant at most.
-func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any) error {
+func (k *AutoKeys) fill(ctx context.Context, p *plan, t *target, f *fieldPlan, models []any) error {
 	var tenants []string
 	byTenant := map[string][]reflect.Value{}
 	for _, m := range models {
@@ -261,17 +268,17 @@ func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any
 		if !fv.IsZero() {
 			continue
 		}
-		t, err := k.tenantOf(ctx, p, f, mv)
+		tenant, err := k.tenantOf(ctx, p, f, mv)
 		if err != nil {
 			return err
 		}
-		if _, ok := byTenant[t]; !ok {
-			tenants = append(tenants, t)
+		if _, ok := byTenant[tenant]; !ok {
+			tenants = append(tenants, tenant)
 		}
-		byTenant[t] = append(byTenant[t], fv)
+		byTenant[tenant] = append(byTenant[tenant], fv)
 	}
-	for _, t := range tenants {
-		if err := k.fillValues(ctx, p, f, t, byTenant[t]); err != nil {
+	for _, tenant := range tenants {
+		if err := k.fillValues(ctx, p, t, f, tenant, byTenant[tenant]); err != nil {
 			return err
 		}
 	}
@@ -281,7 +288,7 @@ func (k *AutoKeys) fill(ctx context.Context, p *plan, f *fieldPlan, models []any
 // fillValues gives each of the zero fields targets a key, from tenant's
 // sequence for a tenant-scoped field; the numbers come from one reservation
 // at most.
-func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, tenant string, targets []reflect.Value) error {
+func (k *AutoKeys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, targets []reflect.Value) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -293,7 +300,7 @@ func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, tenant
 		}
 		return nil
 	}
-	seq, period, err := k.sequenceFor(ctx, p, f, tenant)
+	seq, period, err := k.sequenceFor(ctx, p, t, f, tenant)
 	if err != nil {
 		return err
 	}
@@ -315,8 +322,8 @@ func (k *AutoKeys) fillValues(ctx context.Context, p *plan, f *fieldPlan, tenant
 
 // sequenceFor returns the sequence for f now: with a dated format, the
 // period's own sequence; for a tenant-scoped field, the tenant's own
-// ("<seq>@<tenant>"), which is first moved past that tenant's data.
-func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
+// ("<seq>@<tenant>"), which is first moved past that tenant's data in t.
+func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
 	dated := f.Format != nil && f.Format.Layout != ""
 	if !dated && !f.ScopeTenant {
 		return f.seq, "", nil
@@ -329,8 +336,9 @@ func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, f *fieldPlan, tenan
 		period = f.Format.Period(k.now())
 		key += "/" + period
 	}
-	if s, ok := f.periods.Load(key); ok {
-		return s.(*sequence.Sequence), period, nil
+	ck := seqKey{t: t, key: key}
+	if s, ok := f.periods.load(ck); ok {
+		return s, period, nil
 	}
 	s, err := k.alloc.Sequence(f.Seq+key, f.opts...)
 	if err != nil {
@@ -338,14 +346,13 @@ func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, f *fieldPlan, tenan
 	}
 	if f.ScopeTenant && f.Format == nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		_, err := k.heal(dctx, p, f, s, tenant, 0)
+		_, err := k.heal(dctx, p, t, f, s, tenant, 0)
 		cancel()
 		if err != nil {
 			return nil, "", err
 		}
 	}
-	v, _ := f.periods.LoadOrStore(key, s)
-	return v.(*sequence.Sequence), period, nil
+	return f.periods.store(ck, s), period, nil
 }
 
 func setUUID(fv reflect.Value, a *model.AutoField) error {

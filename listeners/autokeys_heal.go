@@ -17,16 +17,17 @@ import (
 
 // Unique indexes on inc fields, and counters moved past the data.
 
-// ensure makes the unique indexes and moves the counters past the data,
-// once per type. A failure to reach the server is returned, and retried at
-// the next write; an index the data does not allow is logged.
-func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
-	if p.ready.Load() {
+// ensure makes the unique indexes in t's collection and moves the counters
+// past its data, once per type and collection. A failure to reach the
+// server is returned, and retried at the next write; an index the data
+// does not allow is logged.
+func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
+	if t.ready.Load() {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ready.Load() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ready.Load() {
 		return nil
 	}
 	// Detached: index builds may not run inside the caller's transaction.
@@ -42,7 +43,7 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 			if f.ScopeTenant { // unique within each tenant
 				keys = bson.D{{Key: p.schema.Tenant.BSON, Value: 1}, {Key: f.BSON, Value: 1}}
 			}
-			_, err := p.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
+			_, err := t.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
 				Keys: keys, Options: options.Index().SetUnique(true)})
 			if err != nil {
 				var ce mongo.CommandError
@@ -50,29 +51,29 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan) error {
 					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
 				}
 				k.logger.Warn("mgmevents: no unique index on an inc field; duplicates will not be caught",
-					"type", p.schema.Type.String(), "field", f.BSON, "err", err)
+					"type", p.schema.Type.String(), "collection", t.coll.Name(), "field", f.BSON, "err", err)
 			}
 		}
 		if f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
-			if _, err := k.heal(dctx, p, f, f.seq, "", 0); err != nil {
+			if _, err := k.heal(dctx, p, t, f, f.seq, "", 0); err != nil {
 				return err
 			}
 		}
 	}
-	p.ready.Store(true)
+	t.ready.Store(true)
 	return nil
 }
 
 // heal moves seq, the counter of field f (for a tenant-scoped field,
-// tenant's), past the largest value of f in the collection (in tenant's
+// tenant's), past the largest value of f in t's collection (in tenant's
 // documents) when that value is at least atLeast and ahead of the counter.
 // It reports whether it moved it.
-func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
+func (k *AutoKeys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
 	var where bson.D
 	if f.ScopeTenant {
 		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
 	}
-	top, ok, err := sequence.MaxOfWhere(ctx, p.coll, f.BSON, where)
+	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, where)
 	if err != nil || !ok || top < atLeast {
 		return false, err
 	}
@@ -87,7 +88,7 @@ func (k *AutoKeys) heal(ctx context.Context, p *plan, f *fieldPlan, seq *sequenc
 		return false, err
 	}
 	k.logger.Info("mgmevents: numbers from the counter are already in the data; moved the counter past them",
-		"sequence", seq.Name(), "type", p.schema.Type.String(), "field", f.BSON, "max", top, "counter", cur)
+		"sequence", seq.Name(), "type", p.schema.Type.String(), "collection", t.coll.Name(), "field", f.BSON, "max", top, "counter", cur)
 	return true, nil
 }
 
@@ -100,6 +101,10 @@ func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err er
 		return false, nil
 	}
 	p, perr := k.plan(e.ModelType)
+	if perr != nil || len(p.fields) == 0 {
+		return false, perr
+	}
+	t, perr := p.target(e)
 	if perr != nil {
 		return false, perr
 	}
@@ -126,11 +131,11 @@ func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err er
 		if f.ScopeTenant {
 			tenant = p.schema.Tenant.Value(mv).String()
 			var herr error
-			if seq, _, herr = k.sequenceFor(dctx, p, f, tenant); herr != nil {
+			if seq, _, herr = k.sequenceFor(dctx, p, t, f, tenant); herr != nil {
 				return false, herr
 			}
 		}
-		moved, herr := k.heal(dctx, p, f, seq, tenant, v)
+		moved, herr := k.heal(dctx, p, t, f, seq, tenant, v)
 		if herr != nil {
 			return false, herr
 		}

@@ -53,7 +53,7 @@ func newBus(db *mongo.Database, ring encryption.Keys) (*events.Bus, *listeners.A
 	if err != nil {
 		return nil, nil, err
 	}
-	enc, err := encryption.New(ring, encryption.WithIndexesIn(db))
+	enc, err := encryption.New(ring)
 	if err != nil {
 		return nil, nil, err
 	}

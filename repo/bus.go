@@ -7,15 +7,17 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // What a repository asks of its bus's listeners besides events.
 
-// prepare calls Prepare on every events.Preparer among regs.
-func prepare(regs []events.Registration, t reflect.Type) error {
+// prepare calls Prepare on every events.Preparer among regs, for model
+// type t and the repository's collection coll.
+func prepare(regs []events.Registration, t reflect.Type, coll *mongo.Collection) error {
 	for _, r := range regs {
 		if p, ok := r.Listener.(events.Preparer); ok {
-			if err := p.Prepare(t); err != nil {
+			if err := p.Prepare(t, coll); err != nil {
 				return err
 			}
 		}

@@ -164,7 +164,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model), copts)
 	}
 	regs := bus.Listeners(s.Type)
-	if err := prepare(regs, s.Type); err != nil {
+	if err := prepare(regs, s.Type, coll.Collection); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
 	for _, tag := range s.PolicyTags() {

@@ -38,7 +38,7 @@ func TestPoliciesTogether(t *testing.T) {
 	ten := tenancy.New()
 	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
 	require.NoError(t, err)
-	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}}, encryption.WithIndexesIn(db))
+	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}})
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

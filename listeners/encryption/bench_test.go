@@ -36,7 +36,7 @@ type Unsealed struct {
 
 func benchRepo[T mgm.Model](b *testing.B) *repo.Repository[T] {
 	db := srv.Database(b)
-	bus, _ := encBus(b, encryption.Keys{{ID: "k", Secret: secret(b)}}, encryption.WithIndexesIn(db))
+	bus, _ := encBus(b, encryption.Keys{{ID: "k", Secret: secret(b)}})
 	r, err := repo.New[T](bus, repo.WithDatabase(db))
 	require.NoError(b, err)
 	return r

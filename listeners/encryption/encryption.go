@@ -71,14 +71,14 @@ func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
 // It is safe for concurrent use. Register it once per bus:
 //
 //	keys, err := encryption.ParseKeys(os.Getenv("MGMEVENTS_KEYS"))
-//	enc, err := encryption.New(keys, encryption.WithIndexesIn(db))
+//	enc, err := encryption.New(keys)
 //	bus.Register(enc)
 type Encryption struct {
 	current   *ringKey
 	byID      map[string]*ringKey
 	indexKey  *secretKey // behind a pointer, so that printing an Encryption value shows an address
 	normalize func(field string, v any) any
-	db        *mongo.Database
+	noIndexes bool
 	plans     sync.Map // reflect.Type -> *encPlan (nil: nothing encrypted)
 }
 
@@ -88,7 +88,7 @@ type Option func(*encOptions) error
 type encOptions struct {
 	indexKey  *Key
 	normalize func(field string, v any) any
-	db        *mongo.Database
+	noIndexes bool
 }
 
 // WithIndexKey derives the blind-index key from k instead of from the
@@ -118,11 +118,11 @@ func WithNormalizer(f func(field string, v any) any) Option {
 	return func(o *encOptions) error { o.normalize = f; return nil }
 }
 
-// WithIndexesIn makes Encryption create, when a repository is created, an
-// index on the blind-index field of every `encrypt:"eq"` field, in db (the
-// database the models' collections are in).
-func WithIndexesIn(db *mongo.Database) Option {
-	return func(o *encOptions) error { o.db = db; return nil }
+// WithoutIndexes stops Encryption from creating, when a repository is
+// created, an index on the blind-index field of every `encrypt:"eq"` field
+// in the repository's collection.
+func WithoutIndexes() Option {
+	return func(o *encOptions) error { o.noIndexes = true; return nil }
 }
 
 // New returns the policy for the key ring keys, whose first key
@@ -139,7 +139,7 @@ func New(keys Keys, opts ...Option) (*Encryption, error) {
 			return nil, err
 		}
 	}
-	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, db: o.db}
+	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, noIndexes: o.noIndexes}
 	for i, k := range keys {
 		d, err := deriveKeys(i, k)
 		if err != nil {
@@ -206,6 +206,8 @@ func (k *secretKey) GoString() string { return k.String() }
 
 // Format never shows the key.
 func (k *secretKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
+
+var _ events.Preparer = (*Encryption)(nil)
 
 // EnforcesPolicy marks Encryption as a policy.
 func (*Encryption) EnforcesPolicy() {}
@@ -288,9 +290,10 @@ func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
 // _id, an encrypted field that is also `auto`, `audit` or `tenant`, an
 // `encrypt:"eq"` slice (MongoDB's element matching cannot be served by a
 // blind index of the whole value) and a blind-index name taken by another
-// field are refused with ErrEncryptedField. With WithIndexesIn, it creates
-// the blind indexes' indexes.
-func (x *Encryption) Prepare(t reflect.Type) error {
+// field are refused with ErrEncryptedField. Unless WithoutIndexes, it
+// creates an index on each blind index in coll, the repository's
+// collection.
+func (x *Encryption) Prepare(t reflect.Type, coll *mongo.Collection) error {
 	s, err := model.Of(t)
 	if err != nil || len(s.Encrypted) == 0 {
 		return err
@@ -315,13 +318,13 @@ func (x *Encryption) Prepare(t reflect.Type) error {
 			return fail(f, "the blind index's field "+f.BlindIndex()+" is taken by another field")
 		}
 	}
-	if x.db == nil {
+	if x.noIndexes || coll == nil {
 		return nil
 	}
-	return x.ensureIndexes(s)
+	return x.ensureIndexes(s, coll)
 }
 
-func (x *Encryption) ensureIndexes(s *model.Schema) error {
+func (x *Encryption) ensureIndexes(s *model.Schema, coll *mongo.Collection) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range s.Encrypted {
@@ -329,9 +332,9 @@ func (x *Encryption) ensureIndexes(s *model.Schema) error {
 		if !f.Eq {
 			continue
 		}
-		_, err := x.db.Collection(s.Collection).Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: f.BlindIndex(), Value: 1}}})
+		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: f.BlindIndex(), Value: 1}}})
 		if err != nil {
-			return fmt.Errorf("encryption: %v: creating the index on %s: %w", s.Type, f.BlindIndex(), err)
+			return fmt.Errorf("encryption: %v: creating the index on %s in collection %q: %w", s.Type, f.BlindIndex(), coll.Name(), err)
 		}
 	}
 	return nil

@@ -32,7 +32,7 @@ func ExampleNew() {
 	rand.Read(secret)
 	keys := encryption.Keys{{ID: "2026-11", Secret: secret}}
 
-	enc, err := encryption.New(keys, encryption.WithIndexesIn(db))
+	enc, err := encryption.New(keys)
 	if err != nil {
 		panic(err)
 	}

@@ -25,7 +25,6 @@ func emails(ps []*Patient) []string {
 func TestEncryptionEqualityQueries(t *testing.T) {
 	db := srv.Database(t)
 	patients, _ := encrypted[*Patient](t, db, encryption.Keys{{ID: "k", Secret: secret(t)}},
-		encryption.WithIndexesIn(db),
 		encryption.WithNormalizer(func(field string, v any) any {
 			if s, ok := v.(string); ok && field == "email" {
 				return strings.ToLower(s)
