@@ -94,7 +94,7 @@ type plan struct {
 type fieldPlan struct {
 	*model.AutoField
 	seq     *sequence.Sequence // undated inc
-	opts    []sequence.SeqOption
+	opts    []sequence.Option
 	periods seqCache // dated or tenant-scoped inc
 }
 
@@ -128,9 +128,9 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 		}
 		f := &fieldPlan{AutoField: a}
 		if a.Kind == model.Inc {
-			f.opts = []sequence.SeqOption{sequence.Start(a.Start)}
+			f.opts = []sequence.Option{sequence.WithStart(a.Start)}
 			if a.Batch > 0 {
-				f.opts = append(f.opts, sequence.Batch(a.Batch))
+				f.opts = append(f.opts, sequence.WithBatch(a.Batch))
 			}
 			seq, err := k.alloc.Sequence(a.Seq, f.opts...)
 			if err != nil {

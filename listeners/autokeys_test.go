@@ -111,7 +111,7 @@ func TestAutoKeysInsertManyOneRoundTrip(t *testing.T) {
 	if st, _ := keys.Allocator().Strategy(ctx); st == sequence.Claim {
 		want = 2 // an insert and the check against the prune floor
 	}
-	assert.Equal(t, want, keys.Allocator().RoundTrips()-before, "1000 models, one reservation")
+	assert.Equal(t, want, keys.Allocator().Stats().RoundTrips-before, "1000 models, one reservation")
 	ids := make([]int64, len(batch))
 	for i, u := range batch {
 		ids[i] = u.LongID
@@ -128,13 +128,13 @@ func TestAutoKeysInsertManyOneRoundTrip(t *testing.T) {
 func settled(t *testing.T, a *sequence.Allocator) int64 {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	last, same := a.RoundTrips(), 0
+	last, same := a.Stats().RoundTrips, 0
 	for same < 3 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the allocator's round trips still move after 5s (now %d)", last)
 		}
 		time.Sleep(10 * time.Millisecond)
-		n := a.RoundTrips()
+		n := a.Stats().RoundTrips
 		if n == last {
 			same++
 		} else {

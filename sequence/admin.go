@@ -50,32 +50,13 @@ func (s *Sequence) move(ctx context.Context, v int64, force bool) error {
 	return nil
 }
 
-// AdminOption configures SetNext.
-type AdminOption func(*adminConfig)
-
-type adminConfig struct {
-	coll  *mongo.Collection
-	field string
-	force bool
-}
-
-// CheckData makes SetNext refuse a value at or below the largest value of
-// field in coll, which would hand out numbers that are already used.
-func CheckData(coll *mongo.Collection, field string) AdminOption {
-	return func(c *adminConfig) { c.coll, c.field = coll, field }
-}
-
-// Force lets SetNext go below the data's maximum, and below the counter
-// (Atomic strategy only). Numbers may then be handed out twice.
-func Force() AdminOption { return func(c *adminConfig) { c.force = true } }
-
 // SetNext makes next the next number handed out. It is refused below the
-// current counter, and below the data's maximum with CheckData, unless
-// forced.
-func (s *Sequence) SetNext(ctx context.Context, next int64, opts ...AdminOption) error {
-	var c adminConfig
-	for _, o := range opts {
-		o(&c)
+// current counter, and below the data's maximum with WithDataCheck, unless
+// WithForce.
+func (s *Sequence) SetNext(ctx context.Context, next int64, opts ...Option) error {
+	var c config
+	if err := c.apply(forSetNext, opts); err != nil {
+		return fmt.Errorf("sequence %q: SetNext: %w", s.name, err)
 	}
 	if next < 1 {
 		return fmt.Errorf("sequence %q: SetNext(%d): want ≥ 1: %w", s.name, next, ErrInvalidArgument)
@@ -86,15 +67,15 @@ func (s *Sequence) SetNext(ctx context.Context, next int64, opts ...AdminOption)
 			return err
 		}
 		if next <= cur {
-			return fmt.Errorf("sequence %q: SetNext(%d): numbers up to %d are already reserved; use Force to go back: %w", s.name, next, cur, ErrBelowData)
+			return fmt.Errorf("sequence %q: SetNext(%d): numbers up to %d are already reserved; use WithForce to go back: %w", s.name, next, cur, ErrBelowData)
 		}
-		if c.coll != nil {
-			top, ok, err := MaxOf(ctx, c.coll, c.field)
+		if c.dataColl != nil {
+			top, ok, err := MaxOf(ctx, c.dataColl, c.dataField)
 			if err != nil {
 				return err
 			}
 			if ok && next <= top {
-				return fmt.Errorf("sequence %q: SetNext(%d): %s.%s already holds %d: %w", s.name, next, c.coll.Name(), c.field, top, ErrBelowData)
+				return fmt.Errorf("sequence %q: SetNext(%d): %s.%s already holds %d: %w", s.name, next, c.dataColl.Name(), c.dataField, top, ErrBelowData)
 			}
 		}
 	}

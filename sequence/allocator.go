@@ -89,8 +89,8 @@ func New(db *mongo.Database, opts ...Option) (*Allocator, error) {
 		return nil, fmt.Errorf("sequence: New: nil database: %w", ErrInvalidArgument)
 	}
 	c := config{collection: "counters", wc: writeconcern.Majority(), batch: 100, maxFactor: 16, timeout: 30 * time.Second, keep: 100}
-	for _, o := range opts {
-		o(&c)
+	if err := c.apply(forNew, opts); err != nil {
+		return nil, fmt.Errorf("sequence: New: %w", err)
 	}
 	switch {
 	case c.collection == "" || strings.ContainsAny(c.collection, "$\x00"):
@@ -126,16 +126,19 @@ func (a *Allocator) Collection() *mongo.Collection { return a.counters }
 // Sequence returns the sequence called name, creating its in-process state
 // on first use. Asking again with other options is an ErrConflict; asking
 // with none returns it as configured.
-func (a *Allocator) Sequence(name string, opts ...SeqOption) (*Sequence, error) {
+func (a *Allocator) Sequence(name string, opts ...Option) (*Sequence, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	var c seqConfig
-	for _, o := range opts {
-		o(&c)
+	var c config
+	if err := c.apply(forSequence, opts); err != nil {
+		return nil, fmt.Errorf("sequence %q: %w", name, err)
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("sequence %q: %w", name, c.err)
+	switch {
+	case c.startSet && c.start < 1:
+		return nil, fmt.Errorf("sequence %q: WithStart(%d): want ≥ 1, since 0 means unset: %w", name, c.start, ErrInvalidArgument)
+	case c.batchSet && c.batch < 1:
+		return nil, fmt.Errorf("sequence %q: WithBatch(%d): want ≥ 1: %w", name, c.batch, ErrInvalidArgument)
 	}
 	v, ok := a.seqs.Load(name)
 	if !ok {

@@ -28,7 +28,7 @@ func ExampleAllocator_Next() {
 	if err != nil {
 		panic(err)
 	}
-	invoices, err := alloc.Sequence("invoices", sequence.Start(1000), sequence.Batch(50))
+	invoices, err := alloc.Sequence("invoices", sequence.WithStart(1000), sequence.WithBatch(50))
 	if err != nil {
 		panic(err)
 	}

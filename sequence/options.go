@@ -3,8 +3,10 @@ package sequence
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/writeconcern"
 )
 
@@ -40,47 +42,148 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
-// Option configures an Allocator.
+// Option configures the allocator (New), one sequence (Allocator.Sequence)
+// or a move of its counter (Sequence.SetNext). Each option says which of
+// them take it; the others refuse it with ErrInvalidArgument.
 type Option func(*config)
 
+// The calls that take options.
+const (
+	forNew uint8 = 1 << iota
+	forSequence
+	forSetNext
+)
+
+var callNames = map[uint8]string{forNew: "New", forSequence: "Sequence", forSetNext: "SetNext"}
+
 type config struct {
+	call  uint8 // the call the options are given to
+	wrong error // an option given to a call that does not take it
+
+	// New
 	collection string
 	wc         *writeconcern.WriteConcern
 	strategy   Strategy
-	batch      int64
+	batch      int64 // also Sequence
 	maxFactor  int64
 	timeout    time.Duration
 	logger     *slog.Logger
 	keep       int64
+
+	// Sequence
+	start              int64
+	startSet, batchSet bool
+
+	// SetNext
+	dataColl  *mongo.Collection
+	dataField string
+	force     bool
+}
+
+// takes records that the option called name applies to the calls in
+// calls, and reports whether the call being configured is one of them.
+func (c *config) takes(name string, calls uint8) bool {
+	if c.call&calls != 0 {
+		return true
+	}
+	if c.wrong == nil {
+		var to []string
+		for _, k := range []uint8{forNew, forSequence, forSetNext} {
+			if calls&k != 0 {
+				to = append(to, callNames[k])
+			}
+		}
+		c.wrong = fmt.Errorf("%s applies to %s, not %s: %w", name, strings.Join(to, " and "), callNames[c.call], ErrInvalidArgument)
+	}
+	return false
+}
+
+// apply applies opts to c for call, and returns the first option the call
+// does not take.
+func (c *config) apply(call uint8, opts []Option) error {
+	c.call = call
+	for _, o := range opts {
+		o(c)
+	}
+	return c.wrong
 }
 
 // WithCollection sets the counters collection; the default is "counters".
-func WithCollection(name string) Option { return func(c *config) { c.collection = name } }
+// New takes it.
+func WithCollection(name string) Option {
+	return func(c *config) {
+		if c.takes("WithCollection", forNew) {
+			c.collection = name
+		}
+	}
+}
 
 // WithWriteConcern sets the counter writes' write concern; the default is
 // majority. A w:1 counter write can be rolled back by a failover and its
-// numbers handed out again.
-func WithWriteConcern(wc *writeconcern.WriteConcern) Option { return func(c *config) { c.wc = wc } }
+// numbers handed out again. New takes it.
+func WithWriteConcern(wc *writeconcern.WriteConcern) Option {
+	return func(c *config) {
+		if c.takes("WithWriteConcern", forNew) {
+			c.wc = wc
+		}
+	}
+}
 
 // WithStrategy forces a strategy instead of detecting it. Allocators with
 // different strategies may share a sequence: each takes it over from the
 // other before handing out a number (on FerretDB, Atomic is safe only for
-// a client with a single connection, with or without this).
-func WithStrategy(s Strategy) Option { return func(c *config) { c.strategy = s } }
+// a client with a single connection, with or without this). New takes it.
+func WithStrategy(s Strategy) Option {
+	return func(c *config) {
+		if c.takes("WithStrategy", forNew) {
+			c.strategy = s
+		}
+	}
+}
 
-// WithBatch sets the default block size of sequences that set none; the
-// default is 100.
-func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
+// WithBatch sets the block size: given to New, of every sequence that sets
+// none (the default is 100); given to Sequence, of that sequence.
+// WithBatch(1) reserves one number per round trip and caches none, which
+// keeps numbers in strict order across processes.
+func WithBatch(n int64) Option {
+	return func(c *config) {
+		if c.takes("WithBatch", forNew|forSequence) {
+			c.batch, c.batchSet = n, true
+		}
+	}
+}
+
+// WithStart sets a sequence's first number, at least 1; the default is 1.
+// Sequence takes it.
+func WithStart(n int64) Option {
+	return func(c *config) {
+		if c.takes("WithStart", forSequence) {
+			c.start, c.startSet = n, true
+		}
+	}
+}
 
 // WithMaxGrowth sets how far a block may grow when numbers are used fast:
 // up to factor × the sequence's batch. The default is 16; 1 turns
 // adaptation off. A crashed process loses at most one block, so this also
-// bounds that gap.
-func WithMaxGrowth(factor int64) Option { return func(c *config) { c.maxFactor = factor } }
+// bounds that gap. New takes it.
+func WithMaxGrowth(factor int64) Option {
+	return func(c *config) {
+		if c.takes("WithMaxGrowth", forNew) {
+			c.maxFactor = factor
+		}
+	}
+}
 
 // WithTimeout bounds each counter round trip, which runs detached from the
-// caller's context; the default is 30s.
-func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+// caller's context; the default is 30s. New takes it.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if c.takes("WithTimeout", forNew) {
+			c.timeout = d
+		}
+	}
+}
 
 // WithClaimRetention sets how many claims of each sequence the Claim
 // strategy keeps: when version k·n is settled, the claims up to version
@@ -88,39 +191,43 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // documents. The default is 100. A smaller n keeps "<counters>.claims"
 // smaller; a writer that sat idle while more than n versions were settled
 // then has its next claim dropped and retried at the head. It is never
-// unsafe.
-func WithClaimRetention(n int64) Option { return func(c *config) { c.keep = n } }
-
-// WithLogger sets the logger for background failures; the default is
-// slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
-
-// SeqOption configures one sequence.
-type SeqOption func(*seqConfig)
-
-type seqConfig struct {
-	start, batch int64
-	err          error
-}
-
-// Start sets the sequence's first number, at least 1; the default is 1.
-func Start(n int64) SeqOption {
-	return func(c *seqConfig) {
-		if n < 1 {
-			c.err = fmt.Errorf("Start(%d): want ≥ 1, since 0 means unset: %w", n, ErrInvalidArgument)
+// unsafe. New takes it.
+func WithClaimRetention(n int64) Option {
+	return func(c *config) {
+		if c.takes("WithClaimRetention", forNew) {
+			c.keep = n
 		}
-		c.start = n
 	}
 }
 
-// Batch sets the sequence's block size; the default is the allocator's.
-// Batch(1) reserves one number per round trip and caches none, which keeps
-// numbers in strict order across processes.
-func Batch(n int64) SeqOption {
-	return func(c *seqConfig) {
-		if n < 1 {
-			c.err = fmt.Errorf("Batch(%d): want ≥ 1: %w", n, ErrInvalidArgument)
+// WithLogger sets the logger for background failures; the default is
+// slog.Default(). New takes it.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if c.takes("WithLogger", forNew) {
+			c.logger = l
 		}
-		c.batch = n
+	}
+}
+
+// WithDataCheck makes SetNext refuse a value at or below the largest value
+// of field in coll, which would hand out numbers that are already used.
+// SetNext takes it.
+func WithDataCheck(coll *mongo.Collection, field string) Option {
+	return func(c *config) {
+		if c.takes("WithDataCheck", forSetNext) {
+			c.dataColl, c.dataField = coll, field
+		}
+	}
+}
+
+// WithForce lets SetNext go below the data's maximum, and below the
+// counter (Atomic strategy only). Numbers may then be handed out twice.
+// SetNext takes it.
+func WithForce() Option {
+	return func(c *config) {
+		if c.takes("WithForce", forSetNext) {
+			c.force = true
+		}
 	}
 }

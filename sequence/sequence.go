@@ -51,7 +51,7 @@ type fetchOp struct {
 	err  error
 }
 
-func newSequence(a *Allocator, name string, c seqConfig) *Sequence {
+func newSequence(a *Allocator, name string, c config) *Sequence {
 	s := &Sequence{a: a, name: name, start: c.start, base: c.batch, size: c.batch}
 	s.max = c.batch
 	if c.batch > 1 && a.cfg.maxFactor > 1 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mgmevents/mgmevents/sequence"
 	"github.com/stretchr/testify/assert"
@@ -84,7 +85,7 @@ func TestNextIsIncreasingFromStart(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
 		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st), sequence.WithMaxGrowth(1))
-		s, err := a.Sequence("orders", sequence.Start(1000), sequence.Batch(7))
+		s, err := a.Sequence("orders", sequence.WithStart(1000), sequence.WithBatch(7))
 		require.NoError(t, err)
 		for i := range int64(50) {
 			v, err := s.Next(ctx)
@@ -118,15 +119,27 @@ func TestConfigErrors(t *testing.T) {
 	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
 	_, err = a.Sequence("a#b")
 	assert.ErrorContains(t, err, "'#'")
-	_, err = a.Sequence("x", sequence.Start(0))
+	_, err = a.Sequence("x", sequence.WithStart(0))
 	assert.ErrorContains(t, err, "Start(0)")
-	_, err = a.Sequence("x", sequence.Batch(5))
+	_, err = a.Sequence("x", sequence.WithBatch(5))
 	require.NoError(t, err)
-	_, err = a.Sequence("x", sequence.Batch(6))
+	_, err = a.Sequence("x", sequence.WithBatch(6))
 	assert.ErrorIs(t, err, sequence.ErrConflict)
 	s, err := a.Sequence("x")
 	require.NoError(t, err, "no options: the existing configuration")
 	assert.Equal(t, int64(5), s.Batch())
+
+	// One Option type: each call refuses, by name, the options it does not
+	// take.
+	_, err = a.Sequence("y", sequence.WithTimeout(time.Second))
+	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "WithTimeout applies to New, not Sequence")
+	_, err = sequence.New(db, sequence.WithStart(5))
+	assert.ErrorContains(t, err, "WithStart applies to Sequence, not New")
+	err = s.SetNext(context.Background(), 10, sequence.WithBatch(3))
+	assert.ErrorContains(t, err, "WithBatch applies to New and Sequence, not SetNext")
+	_, err = sequence.New(db, sequence.WithForce())
+	assert.ErrorContains(t, err, "WithForce applies to SetNext, not New")
 }
 
 // TestConcurrentAllocators has several allocators, each with its own client
@@ -186,7 +199,7 @@ func TestFirstUseRace(t *testing.T) {
 		start := make(chan struct{})
 		for i := range n {
 			a := newAlloc(t, db, sequence.WithStrategy(st))
-			s, err := a.Sequence("fresh", sequence.Batch(1))
+			s, err := a.Sequence("fresh", sequence.WithBatch(1))
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() {
@@ -236,7 +249,7 @@ func TestOverflow(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		ctx := context.Background()
 		a := newAlloc(t, dbFor(t, st), sequence.WithStrategy(st))
-		s, err := a.Sequence("big", sequence.Start(math.MaxInt64-3), sequence.Batch(10))
+		s, err := a.Sequence("big", sequence.WithStart(math.MaxInt64-3), sequence.WithBatch(10))
 		require.NoError(t, err)
 		_, err = s.Next(ctx)
 		assert.ErrorIs(t, err, sequence.ErrOverflow)
@@ -268,7 +281,7 @@ func TestAdminSetNextAndInitFromData(t *testing.T) {
 		data := db.Collection("items")
 		_, err = data.InsertMany(ctx, []any{bson.M{"n": 900}, bson.M{"n": 2000}, bson.M{"n": "text"}})
 		require.NoError(t, err)
-		err = s.SetNext(ctx, 1500, sequence.CheckData(data, "n"))
+		err = s.SetNext(ctx, 1500, sequence.WithDataCheck(data, "n"))
 		assert.ErrorIs(t, err, sequence.ErrBelowData)
 		assert.ErrorContains(t, err, "items.n already holds 2000")
 

@@ -39,9 +39,6 @@ func (a *Allocator) Stats() Stats {
 	return t
 }
 
-// RoundTrips returns Stats().RoundTrips.
-func (a *Allocator) RoundTrips() int64 { return a.Stats().RoundTrips }
-
 // Stats returns the counters of s in this allocator.
 func (s *Sequence) Stats() Stats {
 	s.mu.Lock()
