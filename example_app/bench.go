@@ -25,6 +25,7 @@ type benchConfig struct {
 	inserts, rounds, bulk, bulkRounds int
 	workers, concurrentRounds         int
 	updateRounds, manyRounds          int
+	outboxRounds                      int
 	jsonFile                          string
 }
 
@@ -42,6 +43,7 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	fs.IntVar(&c.concurrentRounds, "concurrent-rounds", 20, "rounds of concurrent inserts")
 	fs.IntVar(&c.updateRounds, "update-rounds", 60, "rounds of updates, and of versioned saves")
 	fs.IntVar(&c.manyRounds, "many-rounds", 20, "rounds of 5 UpdateMany of 100 documents")
+	fs.IntVar(&c.outboxRounds, "outbox-rounds", 60, "rounds of outbox inserts, of relay deliveries, and of the relay's lag")
 	fs.StringVar(&c.jsonFile, "json", "", "also write the figures to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: go run ./example_app bench [flags]\n\nMeasures the library side by side with the raw driver, alternating the variants in rounds.\nOne progress line per phase goes to stderr.")
@@ -50,7 +52,7 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if c.inserts < 10 || c.rounds < 1 || c.bulk < 1 || c.bulkRounds < 1 || c.workers < 1 || c.concurrentRounds < 1 || c.updateRounds < 1 || c.manyRounds < 1 {
+	if c.inserts < 10 || c.rounds < 1 || c.bulk < 1 || c.bulkRounds < 1 || c.workers < 1 || c.concurrentRounds < 1 || c.updateRounds < 1 || c.manyRounds < 1 || c.outboxRounds < 1 {
 		fmt.Fprintln(out, "bench: -n must be ≥ 10, and the other counts ≥ 1")
 		return 2
 	}
@@ -92,6 +94,9 @@ var phases = []struct {
 	{"tenancy", benchTenancy},
 	{"soft delete find", benchSoftDeleteFind},
 	{"encryption", benchEncryption},
+	{"outbox insert", benchOutboxInsert},
+	{"relay", benchRelay},
+	{"relay lag", benchLag},
 	{"allocator and bus", benchMicro},
 }
 

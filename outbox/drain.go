@@ -172,34 +172,29 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // write atomically, each document gets one conditional write (with a
 // fallback when a writer added events meanwhile). Where it does not
 // (FerretDB 1.x, which also scans the whole collection for any filter but
-// a lone _id), the relay reads each queue again by _id and writes by _id
-// what that read allows: the same check the server would make, without
-// the scan.
+// a lone _id), the relay reads the queues again, all at once, and writes
+// by _id what that read allows: the check the server would make, with one
+// scan instead of one per document.
 func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outcome, atomic bool) error {
 	if len(outs) == 0 {
 		return nil
 	}
 	var writes, fallbacks []mongo.WriteModel
+	var fresh map[string][]string // idKey -> the queue as read again
+	if !atomic {
+		var err error
+		if fresh, err = queues(ctx, coll, outs); err != nil {
+			return fmt.Errorf("removing delivered events: %w", err)
+		}
+	}
 	for i := range outs {
 		o := &outs[i]
 		if atomic {
 			w, fb := o.conditional()
 			writes, fallbacks = appendModel(writes, w), appendModel(fallbacks, fb)
-			continue
+		} else if q, ok := fresh[idKey(o.id)]; ok {
+			writes = appendModel(writes, o.checked(q))
 		}
-		var doc struct {
-			Box struct {
-				Queue []string `bson:"q"`
-			} `bson:"_outbox"`
-		}
-		err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: o.id}}, options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}})).Decode(&doc)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("removing delivered events: %w", err)
-		}
-		writes = appendModel(writes, o.checked(doc.Box.Queue))
 	}
 	res, err := r.bulk(ctx, coll, writes)
 	if err == nil && res.MatchedCount+res.DeletedCount < int64(len(writes)) && len(fallbacks) > 0 {
@@ -210,6 +205,33 @@ func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outco
 	}
 	r.removed.Add(res.DeletedCount)
 	return nil
+}
+
+// queues reads again the queues of the documents of outs, by idKey.
+func queues(ctx context.Context, coll *mongo.Collection, outs []outcome) (map[string][]string, error) {
+	ids := make(bson.A, len(outs))
+	for i, o := range outs {
+		ids[i] = o.id
+	}
+	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: path(partQueue), Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var docs []struct {
+		ID  any `bson:"_id"`
+		Box struct {
+			Queue []string `bson:"q"`
+		} `bson:"_outbox"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string, len(docs))
+	for _, d := range docs {
+		out[idKey(d.ID)] = d.Box.Queue
+	}
+	return out, nil
 }
 
 func appendModel(ws []mongo.WriteModel, w mongo.WriteModel) []mongo.WriteModel {

@@ -245,11 +245,11 @@ func TestKilledRelay(t *testing.T) {
 			_ = r.Wait()
 		}
 	}()
-	waitFor(t, published, bson.D{}, int64(total/3))
+	waitFor(t, published, bson.D{}, int64(total/3), patience(total))
 	require.NoError(t, relays[0].Process.Signal(syscall.SIGKILL))
 	_ = relays[0].Wait()
 
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(patience(total))
 	for {
 		ids, err := published.Distinct(ctx, "id", bson.D{})
 		require.NoError(t, err)
@@ -310,10 +310,15 @@ func countOf(pubs []publication, id string) int {
 	return n
 }
 
+// patience is how long a test waits for n events to be delivered: a
+// minute, and more for a larger run, since each removal of FerretDB scans
+// the collection.
+func patience(n int) time.Duration { return time.Minute + time.Duration(n)*200*time.Millisecond }
+
 // waitFor waits until coll holds at least n documents that match filter.
-func waitFor(t *testing.T, coll *mongo.Collection, filter any, n int64) {
+func waitFor(t *testing.T, coll *mongo.Collection, filter any, n int64, wait time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(wait)
 	for {
 		c, err := coll.CountDocuments(ctx, filter)
 		require.NoError(t, err)

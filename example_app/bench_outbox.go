@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// BenchOrder records domain events in the outbox.
+type BenchOrder struct {
+	mgm.DefaultModel `bson:",inline"`
+	outbox.Recorder  `bson:"-"`
+	Status           string `bson:"status"`
+}
+
+// outboxOrders returns a repository of BenchOrder on a bus with the
+// outbox policy alone.
+func outboxOrders(env *benchEnv) (*repo.Repository[*BenchOrder], error) {
+	bus := events.NewBus()
+	bus.Register(outbox.New())
+	return repo.New[*BenchOrder](bus, repo.WithDatabase(env.db))
+}
+
+// benchOutboxInsert: an Insert that records one event against the same
+// Insert recording none.
+func benchOutboxInsert(env *benchEnv) ([]figure, error) {
+	orders, err := outboxOrders(env)
+	if err != nil {
+		return nil, err
+	}
+	none := &variant{name: "no event", op: func(ctx context.Context, _ int) error {
+		return orders.Insert(ctx, &BenchOrder{Status: "placed"})
+	}}
+	one := &variant{name: "one event", op: func(ctx context.Context, i int) error {
+		o := &BenchOrder{Status: "placed"}
+		o.Record("order.placed", bson.D{{Key: "n", Value: i}})
+		return orders.Insert(ctx, o)
+	}}
+	if err := env.alternate("outbox insert", env.c.outboxRounds, env.c.inserts, none, one); err != nil {
+		return nil, err
+	}
+	r, ci, sp := throughputRatio(one, none)
+	return []figure{{"outbox_insert_ratio", r, ci, fmt.Sprintf("repo.Insert recording one event %.0f/s ÷ the same Insert recording none %.0f/s; %s", one.perSec(), none.perSec(), sp), "≥ 0.95"}}, nil
+}
+
+// benchRelay alternates rounds of n raw InsertOne with rounds in which one
+// relay, with a publisher that does nothing, delivers n events stored
+// beforehand (untimed), one per document, in a collection emptied before
+// each round.
+func benchRelay(env *benchEnv) ([]figure, error) {
+	ctx, n := env.ctx, env.c.inserts
+	orders, err := outboxOrders(env)
+	if err != nil {
+		return nil, err
+	}
+	coll := orders.Collection().Collection
+	relay, err := outbox.NewRelay(env.db, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return nil }),
+		outbox.WithCollections(coll.Name()))
+	if err != nil {
+		return nil, err
+	}
+	raw := &variant{name: "raw", op: func(ctx context.Context, _ int) error {
+		_, err := env.rawUsers.InsertOne(ctx, env.rawDoc())
+		return err
+	}}
+	rel := &variant{name: "relay"}
+	upd := &variant{name: "raw removal"}
+	// store empties the collection and stores n events, one per document,
+	// and returns the documents' and the events' IDs.
+	type stored struct{ doc, event any }
+	store := func() ([]stored, error) {
+		if _, err := coll.DeleteMany(ctx, bson.D{}); err != nil {
+			return nil, err
+		}
+		out := make([]stored, n)
+		for i := range out {
+			o := &BenchOrder{Status: "placed"}
+			o.Record("order.placed", bson.D{{Key: "n", Value: i}})
+			ev := o.Recorded()[0].ID
+			if err := orders.Insert(ctx, o); err != nil {
+				return nil, err
+			}
+			out[i] = stored{o.ID, ev}
+		}
+		return out, nil
+	}
+	timeRelay := func() error {
+		if _, err := store(); err != nil {
+			return err
+		}
+		start := time.Now()
+		for got := 0; got < n; {
+			d, err := relay.Drain(ctx)
+			if err != nil {
+				return err
+			}
+			if d == 0 {
+				return fmt.Errorf("relay: %d of %d delivered, then nothing", got, n)
+			}
+			got += d
+		}
+		rel.rounds = append(rel.rounds, round{dur: time.Since(start), lat: make([]time.Duration, n)})
+		rel.n += n
+		return nil
+	}
+	// timeRemoval removes each stored event with one raw update by _id:
+	// the one write per document a relay cannot do without.
+	timeRemoval := func() error {
+		docs, err := store()
+		if err != nil {
+			return err
+		}
+		base := upd.n
+		upd.op = func(ctx context.Context, i int) error {
+			d := docs[i-base]
+			byID := bson.D{{Key: "_id", Value: d.doc}}
+			if err := coll.FindOne(ctx, byID).Err(); err != nil {
+				return err
+			}
+			_, err := coll.UpdateOne(ctx, byID, bson.D{
+				{Key: "$pullAll", Value: bson.D{{Key: outbox.Field + ".q", Value: bson.A{d.event}}}},
+				{Key: "$unset", Value: bson.D{{Key: outbox.Field + ".e", Value: ""}, {Key: outbox.Field + ".due", Value: ""}}}})
+			return err
+		}
+		return upd.run(ctx, n)
+	}
+	env.progress.begin("relay", env.c.outboxRounds, "rounds")
+	defer env.progress.end()
+	for r := range env.c.outboxRounds {
+		steps := []func() error{func() error { return raw.run(ctx, n) }, timeRelay, timeRemoval}
+		for k := range steps {
+			if err := steps[(r+k)%len(steps)](); err != nil {
+				return nil, err
+			}
+		}
+		env.progress.step()
+	}
+	med, ci, sp := throughputRatio(rel, raw)
+	floor, _, _ := throughputRatio(rel, upd)
+	return []figure{{"relay_ratio", med, ci, fmt.Sprintf("one relay delivering %.0f events/s (no-op publisher, one event per document, %d per round) ÷ raw InsertOne %.0f/s; %s; the relay runs at %.2f of a raw read and update by _id per document (%.0f/s), the writes it cannot do without",
+		rel.perSec(), n, raw.perSec(), sp, floor, upd.perSec()), "≥ 1.0"}}, nil
+}
+
+// benchLag writes n orders per round, one event each, while a relay Runs
+// with a 50 ms poll interval, and returns the 99th percentile of the time
+// from Record to Publish.
+func benchLag(env *benchEnv) ([]figure, error) {
+	ctx, n := env.ctx, env.c.inserts
+	orders, err := outboxOrders(env)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var lags []time.Duration
+	const poll = 50 * time.Millisecond
+	relay, err := outbox.NewRelay(env.db, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
+		mu.Lock()
+		lags = append(lags, time.Since(m.Time))
+		mu.Unlock()
+		return nil
+	}), outbox.WithCollections(orders.Collection().Name()), outbox.WithPollInterval(poll))
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(lags) }
+	env.progress.begin("relay lag", env.c.outboxRounds, "rounds")
+	defer env.progress.end()
+	written := 0
+	for range env.c.outboxRounds {
+		for i := range n {
+			o := &BenchOrder{Status: "placed"}
+			o.Record("order.placed", bson.D{{Key: "n", Value: i}})
+			if err := orders.Insert(ctx, o); err != nil {
+				return nil, err
+			}
+		}
+		written += n
+		for deadline := time.Now().Add(time.Minute); count() < written; {
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("relay lag: %d of %d delivered in a minute", count(), written)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		env.progress.step()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(lags)
+	p99 := lags[len(lags)*99/100]
+	return []figure{{"relay_lag_p99_ms", float64(p99) / float64(time.Millisecond), nil, fmt.Sprintf("Record to Publish, %d events written %d at a time while Run polls every %v: p50 %v, p99 %v (Message.Time keeps milliseconds)",
+		len(lags), n, poll, lags[len(lags)/2].Round(time.Millisecond), p99.Round(time.Millisecond)), "reported"}}, nil
+}
