@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/kamva/mgm/v3"
@@ -35,9 +37,15 @@ type Auditor func(ctx context.Context) (any, error)
 // Operator updates (UpdateOne, UpdateMany, FindOneAndUpdate) get the
 // updated fields in $set, and upserts the created ones in $setOnInsert, on
 // BeforeUpdate; fields the update writes itself are left as given.
+//
+// mgm.DefaultModel's created_at and updated_at (mgm.DateFields) count as
+// createdAt and updatedAt fields: mgm's hooks set them on writes of a
+// model only, and Auditing sets them on upserts and operator updates too,
+// and keeps a stored created_at across a Save of a built model.
 type Auditing struct {
 	auditor Auditor
 	now     func() time.Time
+	fields  sync.Map // reflect.Type -> []model.AuditField
 }
 
 // NewAuditing returns the listener. It applies WithAuditor and WithClock.
@@ -61,14 +69,14 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 	if e.Type != events.BeforeConvert || e.Model == nil || !e.Op.Write() {
 		return nil
 	}
-	s, err := model.Of(e.ModelType)
-	if err != nil || len(s.Audit) == 0 {
+	s, audit, err := l.audited(e.ModelType)
+	if err != nil || len(audit) == 0 {
 		return err
 	}
 	mv := reflect.ValueOf(e.Model).Elem()
 	insert := e.Op == events.OpInsert || e.Op == events.OpInsertMany
 	if !insert {
-		if err := l.restoreCreated(ctx, e, s, mv); err != nil {
+		if err := l.restoreCreated(ctx, e, s, audit, mv); err != nil {
 			return err
 		}
 	}
@@ -76,8 +84,8 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 	if err != nil {
 		return err
 	}
-	for i := range s.Audit {
-		a := &s.Audit[i]
+	for i := range audit {
+		a := &audit[i]
 		fv := a.Value(mv)
 		switch a.Kind {
 		case model.CreatedAt:
@@ -121,8 +129,8 @@ func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
 // update pipeline the same fields are set by a $set stage, the created ones
 // only where they are missing.
 func (l *Auditing) update(ctx context.Context, e *events.Event) error {
-	s, err := model.Of(e.ModelType)
-	if err != nil || len(s.Audit) == 0 {
+	s, audit, err := l.audited(e.ModelType)
+	if err != nil || len(audit) == 0 {
 		return err
 	}
 	u, err := mql.ParseUpdate(e.Update)
@@ -133,8 +141,8 @@ func (l *Auditing) update(ctx context.Context, e *events.Event) error {
 	if err != nil {
 		return err
 	}
-	for i := range s.Audit {
-		a := &s.Audit[i]
+	for i := range audit {
+		a := &audit[i]
 		created := a.Kind == model.CreatedAt || a.Kind == model.CreatedBy
 		updated := a.Kind == model.UpdatedAt || a.Kind == model.UpdatedBy
 		if !(created || updated) || (created && !e.Upsert) || u.Touches(a.BSON) {
@@ -165,10 +173,10 @@ func (l *Auditing) update(ctx context.Context, e *events.Event) error {
 
 // restoreCreated reads back created values an update would otherwise
 // overwrite with zero.
-func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model.Schema, mv reflect.Value) error {
+func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model.Schema, audit []model.AuditField, mv reflect.Value) error {
 	proj := bson.D{}
-	for i := range s.Audit {
-		a := &s.Audit[i]
+	for i := range audit {
+		a := &audit[i]
 		if (a.Kind == model.CreatedAt || a.Kind == model.CreatedBy) && a.Value(mv).IsZero() {
 			proj = append(proj, bson.E{Key: a.BSON, Value: 1})
 		}
@@ -192,8 +200,8 @@ func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model
 	if err := bsonio.Unmarshal(registry, raw, stored.Interface()); err != nil {
 		return fmt.Errorf("reading the created fields of %v: %w", s.Type, err)
 	}
-	for i := range s.Audit {
-		a := &s.Audit[i]
+	for i := range audit {
+		a := &audit[i]
 		if fv := a.Value(mv); (a.Kind == model.CreatedAt || a.Kind == model.CreatedBy) && fv.IsZero() {
 			fv.Set(a.Value(stored.Elem()))
 		}
@@ -201,7 +209,35 @@ func (l *Auditing) restoreCreated(ctx context.Context, e *events.Event, s *model
 	return nil
 }
 
-var registry = model.Registry()
+var (
+	registry   = model.Registry()
+	dateFields = reflect.TypeFor[mgm.DateFields]()
+)
+
+// audited returns model type t's schema and the fields Auditing fills:
+// its audit-tagged fields, and the CreatedAt and UpdatedAt of an embedded
+// mgm.DateFields (mgm.DefaultModel's created_at and updated_at).
+func (l *Auditing) audited(t reflect.Type) (*model.Schema, []model.AuditField, error) {
+	s, err := model.Of(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v, ok := l.fields.Load(t); ok {
+		return s, v.([]model.AuditField), nil
+	}
+	audit := s.Audit
+	for _, f := range s.Fields {
+		if len(f.Index) < 2 || s.Struct.FieldByIndex(f.Index[:len(f.Index)-1]).Type != dateFields {
+			continue
+		}
+		kinds := map[string]model.AuditKind{"CreatedAt": model.CreatedAt, "UpdatedAt": model.UpdatedAt}
+		if k, ok := kinds[f.Name]; ok {
+			audit = append(slices.Clip(audit), model.AuditField{Field: f, Kind: k})
+		}
+	}
+	v, _ := l.fields.LoadOrStore(t, audit)
+	return s, v.([]model.AuditField), nil
+}
 
 func setTime(fv reflect.Value, t time.Time) {
 	switch fv.Interface().(type) {
