@@ -127,6 +127,7 @@ type Repository[T mgm.Model] struct {
 	events bool
 	retry  int
 	vstrat sequence.Strategy
+	sweep  *claimSweeper // version claims to delete
 }
 
 // New returns the repository for T. It parses and validates T's tags now,
@@ -173,7 +174,8 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 				s.Type, tag, tag, ErrUnenforced)
 		}
 	}
-	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions}, nil
+	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions,
+		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}}, nil
 }
 
 var defaultRegistry = model.Registry()

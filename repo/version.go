@@ -18,9 +18,11 @@ import (
 // writers can both match the old version, and one update is lost), each
 // transition v -> v+1 is settled first by inserting a claim document with
 // the unique _id "<id>#<v+1>" into "<collection>.versions": one writer wins,
-// the others get ErrVersionConflict. A claim left by a writer that died
-// before its write is cleared after staleClaim. WithVersionStrategy
-// forces either way.
+// the others get ErrVersionConflict. That is two round trips: the claim
+// insert and the filtered write; the claim before is deleted later, in a
+// batch (version_sweep.go). A claim left by a writer that died before its
+// write is cleared after staleClaim. WithVersionStrategy forces either
+// way.
 
 const staleClaim = 30 * time.Second
 
@@ -83,8 +85,8 @@ func (r *Repository[T]) claimVersion(ctx context.Context, id any, next int64) (s
 	return "", fmt.Errorf("%v %v: version %d was taken: %w", r.schema.Type, id, next-1, ErrVersionConflict)
 }
 
-// releaseVersion deletes the claim of a write that failed, or, after a
-// write that succeeded, the claim before it, which nobody needs any more.
+// releaseVersion deletes the claim of a write that failed, so that the
+// version is free again at once.
 func (r *Repository[T]) releaseVersion(ctx context.Context, key string) {
 	if key != "" {
 		_, _ = r.coll.Database().Collection(r.coll.Name()+".versions").DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
