@@ -1,0 +1,119 @@
+package tracing_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners/tracing"
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// Order records domain events for the outbox.
+type Order struct {
+	mgm.DefaultModel `bson:",inline"`
+	outbox.Recorder  `bson:"-"`
+	Status           string `bson:"status"`
+}
+
+// sum returns the value of an int64 counter or gauge with one data point.
+func sum(t *testing.T, ms map[string]metricdata.Metrics, name string) int64 {
+	t.Helper()
+	m, ok := ms[name]
+	require.True(t, ok, "metric %s", name)
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		require.Len(t, d.DataPoints, 1, name)
+		assert.True(t, d.IsMonotonic, name)
+		return d.DataPoints[0].Value
+	case metricdata.Gauge[int64]:
+		require.Len(t, d.DataPoints, 1, name)
+		return d.DataPoints[0].Value
+	}
+	t.Fatalf("%s is a %T", name, m.Data)
+	return 0
+}
+
+// TestAllocatorAndRelayMetrics: the allocator's round trips and the
+// relays' counts are read when the meter collects.
+func TestAllocatorAndRelayMetrics(t *testing.T) {
+	g := newRig(t, false)
+	for range 3 {
+		require.NoError(t, g.accounts.Insert(ctx, &Account{}))
+	}
+
+	bus := events.NewBus()
+	bus.Register(outbox.New())
+	orders, err := repo.New[*Order](bus, repo.WithDatabase(g.db))
+	require.NoError(t, err)
+	o := &Order{Status: "placed"}
+	o.Record("poison", nil)
+	o.Record("placed", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	relay, err := outbox.NewRelay(g.db, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
+		if m.Type == "poison" {
+			return errors.New("refused")
+		}
+		return nil
+	}), outbox.WithMaxAttempts(1), outbox.WithBackoff(func(int) time.Duration { return 0 }),
+		outbox.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	_, err = relay.Drain(ctx)
+	require.NoError(t, err)
+
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(ctx)
+	tracing.New(tracing.WithMeterProvider(mp), tracing.WithAllocator(g.keys.Allocator()), tracing.WithRelay(relay))
+	require.NoError(t, g.keys.Close(ctx)) // gives the block's unused numbers back
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	ms := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			ms[m.Name] = m
+		}
+	}
+	as := g.keys.Allocator().Stats()
+	assert.Positive(t, as.GivenBack)
+	assert.EqualValues(t, 3, as.HandedOut)
+	assert.Positive(t, as.Blocks)
+	assert.Positive(t, as.RoundTrips)
+	assert.Equal(t, as.HandedOut, sum(t, ms, "mgmevents.sequence.handed_out"))
+	assert.Equal(t, as.GivenBack, sum(t, ms, "mgmevents.sequence.given_back"))
+	assert.Equal(t, as.Blocks, sum(t, ms, "mgmevents.sequence.blocks"))
+	assert.Equal(t, as.RoundTrips, sum(t, ms, "mgmevents.sequence.round_trips"))
+	st := relay.Stats()
+	assert.Equal(t, outbox.Stats{Delivered: 1, Failed: 1, DeadLettered: 1, DeadLetters: 1}, st)
+	assert.Equal(t, st.Delivered, sum(t, ms, "mgmevents.outbox.delivered"))
+	assert.Equal(t, st.Failed, sum(t, ms, "mgmevents.outbox.failed"))
+	assert.Equal(t, st.DeadLettered, sum(t, ms, "mgmevents.outbox.dead_lettered"))
+	assert.Equal(t, st.DeadLetters, sum(t, ms, "mgmevents.outbox.dead_letters"))
+}
+
+// TestAsyncListenerTraced: an async listener on a traced bus gets its
+// events; its span is the time the operation took to queue the event.
+func TestAsyncListenerTraced(t *testing.T) {
+	g := newRig(t, false)
+	got := make(chan events.Type, 8)
+	a := events.Async(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		got <- e.Type
+		return nil
+	}))
+	g.bus.Register(a)
+	require.NoError(t, g.accounts.Insert(ctx, &Account{}))
+	require.NoError(t, a.Close(ctx))
+	assert.Equal(t, events.AfterSave, <-got)
+	spans := g.take()
+	assert.Len(t, named(spans, "AfterSave *events.AsyncListener"), 1)
+	assert.Len(t, named(spans, "Insert accounts"), 1)
+}

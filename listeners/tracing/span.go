@@ -1,0 +1,111 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mgmevents/mgmevents/events"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The attributes of this package's own.
+const (
+	attrModel    = attribute.Key("mgmevents.model")
+	attrInserted = attribute.Key("mgmevents.inserted")
+	attrMatched  = attribute.Key("mgmevents.matched")
+	attrModified = attribute.Key("mgmevents.modified")
+	attrUpserted = attribute.Key("mgmevents.upserted")
+	attrDeleted  = attribute.Key("mgmevents.deleted")
+	attrListener = attribute.Key("mgmevents.listener")
+	attrEvent    = attribute.Key("mgmevents.event")
+)
+
+// Intercept runs the operation inside its span, and measures it.
+func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(context.Context) error) error {
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs,
+		semconv.DBSystemNameMongoDB,
+		semconv.DBNamespace(o.Database),
+		semconv.DBCollectionName(o.Collection),
+		semconv.DBOperationName(o.Method))
+	if o.ModelType != nil {
+		attrs = append(attrs, attrModel.String(o.ModelType.String()))
+	}
+	start := time.Now()
+	ctx, span := t.tracer.Start(ctx, o.Method+" "+o.Collection,
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	err := next(ctx)
+	d := time.Since(start)
+	failed := err != nil && !(errors.Is(err, mongo.ErrNoDocuments) && finds(o.Op))
+	if span.IsRecording() {
+		span.SetAttributes(counts(o)...)
+		if failed {
+			fail(span, err)
+		}
+	}
+	span.End(trace.WithTimestamp(start.Add(d)))
+	if failed {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
+	}
+	t.duration.RecordSet(ctx, d.Seconds(), attribute.NewSet(attrs...))
+	return err
+}
+
+// finds reports whether op is a read, for which finding nothing is no
+// failure.
+func finds(op events.Op) bool {
+	return op == events.OpFind || op == events.OpFindOneAndUpdate || op == events.OpFindOneAndDelete
+}
+
+// counts returns the counts o's operation has.
+func counts(o *events.Operation) []attribute.KeyValue {
+	returned := semconv.DBResponseReturnedRows(int(o.Returned))
+	switch o.Op {
+	case events.OpInsert, events.OpInsertMany:
+		return []attribute.KeyValue{attrInserted.Int64(o.Inserted)}
+	case events.OpReplace, events.OpUpdate, events.OpUpdateOne, events.OpUpdateMany:
+		return []attribute.KeyValue{attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified), attrUpserted.Int64(o.Upserted)}
+	case events.OpFind, events.OpAggregate, events.OpDistinct:
+		return []attribute.KeyValue{returned}
+	case events.OpFindOneAndUpdate:
+		return []attribute.KeyValue{attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified), returned}
+	case events.OpFindOneAndDelete:
+		return []attribute.KeyValue{attrDeleted.Int64(o.Deleted), returned}
+	case events.OpDelete, events.OpDeleteMany:
+		return []attribute.KeyValue{attrDeleted.Int64(o.Deleted)}
+	case events.OpCount:
+		return nil
+	}
+	// An operation this package does not know yet: what it counted.
+	var out []attribute.KeyValue
+	for _, c := range [...]struct {
+		k attribute.Key
+		n int64
+	}{{attrInserted, o.Inserted}, {attrMatched, o.Matched}, {attrModified, o.Modified}, {attrUpserted, o.Upserted}, {attrDeleted, o.Deleted}} {
+		if c.n != 0 {
+			out = append(out, c.k.Int64(c.n))
+		}
+	}
+	if o.Returned != 0 {
+		out = append(out, returned)
+	}
+	return out
+}
+
+// fail marks span as failed with err, described without err's text.
+func fail(span trace.Span, err error) {
+	typ, msg := errorType(err), describe(err)
+	span.SetStatus(codes.Error, msg)
+	span.SetAttributes(semconv.ErrorTypeKey.String(typ))
+	var le *events.ListenerError
+	if errors.As(err, &le) {
+		span.SetAttributes(attrListener.String(listenerName(le.Listener)), attrEvent.String(le.Type.String()))
+	}
+	span.AddEvent("exception", trace.WithAttributes(
+		semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(msg)))
+}

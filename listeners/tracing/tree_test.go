@@ -1,0 +1,108 @@
+package tracing_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// tree draws spans as an indented tree, children in the order they
+// started, with each span's kind.
+func tree(spans tracetest.SpanStubs) string {
+	kids := map[trace.SpanID][]tracetest.SpanStub{}
+	ids := map[trace.SpanID]bool{}
+	for _, s := range spans {
+		ids[s.SpanContext.SpanID()] = true
+	}
+	var roots []tracetest.SpanStub
+	for _, s := range spans {
+		if p := s.Parent.SpanID(); s.Parent.IsValid() && ids[p] {
+			kids[p] = append(kids[p], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var b strings.Builder
+	var draw func(ss []tracetest.SpanStub, depth int)
+	draw = func(ss []tracetest.SpanStub, depth int) {
+		sort.SliceStable(ss, func(i, j int) bool { return ss[i].StartTime.Before(ss[j].StartTime) })
+		for _, s := range ss {
+			fmt.Fprintf(&b, "%s%s (%s)\n", strings.Repeat("  ", depth), s.Name, s.SpanKind)
+			draw(kids[s.SpanContext.SpanID()], depth+1)
+		}
+	}
+	draw(roots, 0)
+	return b.String()
+}
+
+// peek is a listener that reads beside the operation, on BeforeSave.
+func peek(ctx context.Context, e *events.Event) error {
+	if e.Type == events.BeforeSave {
+		_, err := e.Coll.CountDocuments(ctx, bson.D{})
+		return err
+	}
+	return nil
+}
+
+// TestDriverAndListenerSpansNest: the driver's spans (otelmongo on the
+// same client) are children of the operation's span; each listener call is
+// a child span too, and a listener's own database call is a child of its
+// span.
+func TestDriverAndListenerSpansNest(t *testing.T) {
+	g := newRig(t, true)
+	g.bus.Register(events.ListenerFunc(peek))
+	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
+	spans := g.take()
+	t.Logf("\n%s", tree(spans))
+	ops := named(spans, "Insert accounts")
+	require.Len(t, ops, 1)
+	op := ops[0]
+	assert.False(t, op.Parent.IsValid(), "the operation's span is a root here")
+	child := func(name string, parent tracetest.SpanStub, kind trace.SpanKind) tracetest.SpanStub {
+		t.Helper()
+		ss := named(spans, name)
+		require.Len(t, ss, 1, name)
+		assert.Equal(t, parent.SpanContext.SpanID(), ss[0].Parent.SpanID(), "%s is a child of %s", name, parent.Name)
+		assert.Equal(t, kind, ss[0].SpanKind, name)
+		return ss[0]
+	}
+	insert := child("accounts.insert", op, trace.SpanKindClient)
+	keys := child("BeforeConvert *listeners.AutoKeys", op, trace.SpanKindInternal)
+	assert.True(t, keys.EndTime.Before(insert.StartTime), "the listener ran before the write")
+	peeking := child("BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.peek", op, trace.SpanKindInternal)
+	child("accounts.aggregate", peeking, trace.SpanKindClient) // its CountDocuments
+	assert.Equal(t, map[string]any{"mgmevents.event": "BeforeSave", "mgmevents.listener": "github.com/mgmevents/mgmevents/listeners/tracing_test.peek"},
+		attrs(peeking.Attributes))
+}
+
+// TestVetoSpans: the listener that vetoed is named on the operation's
+// span, and its own span has status Error; the listeners after it did not
+// run.
+func TestVetoSpans(t *testing.T) {
+	g := newRig(t, false)
+	err := g.accounts.Insert(context.WithValue(ctx, vetoKey{}, true), &Account{Email: "a@x"})
+	require.ErrorIs(t, err, errVeto)
+	spans := g.take()
+	op := named(spans, "Insert accounts")
+	require.Len(t, op, 1)
+	a := attrs(op[0].Attributes)
+	assert.Equal(t, "vetoed", a["error.type"])
+	assert.Equal(t, "BeforeConvert", a["mgmevents.event"])
+	assert.Equal(t, "github.com/mgmevents/mgmevents/listeners/tracing_test.veto", a["mgmevents.listener"])
+	assert.Equal(t, "BeforeConvert listener github.com/mgmevents/mgmevents/listeners/tracing_test.veto aborted Insert (_OTHER)",
+		op[0].Status.Description)
+	v := named(spans, "BeforeConvert github.com/mgmevents/mgmevents/listeners/tracing_test.veto")
+	require.Len(t, v, 1)
+	assert.Equal(t, codes.Error, v[0].Status.Code)
+	assert.Empty(t, named(spans, "BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.veto"))
+}
