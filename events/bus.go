@@ -19,7 +19,8 @@ import (
 // Before* event they run after every other listener, whatever its Order,
 // so that what they add to a filter or a document is what is sent; on an
 // After* event they run first, so that the others see what they restored.
-// They also run when events are switched off (Event.Quiet).
+// They also run when events are switched off (Event.Quiet), as do the
+// essential listeners (see Essential), in their usual places.
 type Bus struct {
 	mu   sync.Mutex // serialises writers of regs
 	next uint64
@@ -30,6 +31,9 @@ type Bus struct {
 type lists struct {
 	plain    []*registration
 	policies []*registration
+	// essentials are the plain registrations that run when events are
+	// switched off too (see Essential).
+	essentials []*registration
 	// interceptors and tracers are the registrations whose listener is
 	// an Interceptor, or a ListenerTracer, too.
 	interceptors []*registration
@@ -44,6 +48,8 @@ type registration struct {
 	model   reflect.Type // nil: every model
 	policy  bool
 	checker Checker // a policy's Check, or nil
+	// essential: runs when events are switched off (see Essential).
+	essential bool
 
 	interceptor Interceptor    // or nil
 	tracer      ListenerTracer // or nil
@@ -104,6 +110,7 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if _, ok := l.(Policy); ok {
 		r.policy = true
 	}
+	_, r.essential = l.(Essential)
 	if t, ok := l.(modelTyped); ok {
 		r.model = t.modelType()
 	}
@@ -144,6 +151,9 @@ func (ls *lists) of(r *registration) []*[]*registration {
 	out := []*[]*registration{&ls.plain}
 	if r.policy {
 		out[0] = &ls.policies
+	}
+	if r.essential && !r.policy {
+		out = append(out, &ls.essentials)
 	}
 	if r.interceptor != nil {
 		out = append(out, &ls.interceptors)
@@ -246,7 +256,8 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 // Publish calls, in order, every listener registered for e.Type and
 // e.ModelType: on a Before* event the other listeners and then the
 // policies, on an After* event the policies first; when e.Quiet is set, the
-// policies only. It stops at the first listener that fails or panics and
+// essential listeners (see Essential) and the policies only, in the same
+// order. It stops at the first listener that fails or panics and
 // returns a *ListenerError that wraps the cause. For a Before* event that
 // error aborts the operation; for an After* event the write has already
 // happened. A listener that changes a field describing the operation
@@ -265,7 +276,10 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 		first, then = then, first
 	}
 	if e.Quiet {
-		first, then = p.policies, nil
+		first, then = p.essentials, p.policies
+		if !e.Type.Before() {
+			first, then = then, first
+		}
 	}
 	id := identityOf(e)
 	if err := publish(ctx, first, e, p.tracers, &id); err != nil {

@@ -185,7 +185,8 @@ type Event struct {
 	// Index is Model's position in Batch.
 	Index int
 	// Quiet is set when events are switched off for the operation
-	// (repo.WithoutEvents, WithoutEvents(ctx)) and only policies run.
+	// (repo.WithoutEvents, WithoutEvents(ctx)) and only policies and
+	// essential listeners run (see WithoutEvents).
 	Quiet bool
 	// Sort is the sort of a find or a find-and-modify, from its options,
 	// so that a listener can refuse one it cannot serve. Read-only.

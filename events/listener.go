@@ -27,8 +27,9 @@ func (f ListenerFunc) HandleEvent(ctx context.Context, e *Event) error { return 
 // other listeners, whatever their Order, so no other listener can undo
 // what it adds to a filter, an update or a document; on After* events it
 // runs before them, so they see what it restores. It also runs when events
-// are switched off (repo.WithoutEvents, WithoutEvents(ctx)), which only
-// silence the other listeners. Policies order among themselves by Order.
+// are switched off (repo.WithoutEvents, WithoutEvents(ctx)), which silence
+// the listeners that are neither policies nor essential (see Essential).
+// Policies order among themselves by Order.
 type Policy interface {
 	Listener
 	// EnforcesPolicy marks the listener as a policy; it is never called.
