@@ -54,6 +54,11 @@ func NewAuditing(opts ...Option) *Auditing {
 	return &Auditing{auditor: o.auditor, now: o.now}
 }
 
+// Essential marks Auditing as an events.Essential listener: audit fields
+// are part of the data, so Auditing runs when events are switched off too,
+// as Spring's auditing callbacks do.
+func (*Auditing) Essential() {}
+
 // EventTypes tells the bus that Auditing handles BeforeConvert and
 // BeforeUpdate.
 func (*Auditing) EventTypes() []events.Type {

@@ -79,6 +79,10 @@ func (k *AutoKeys) Allocator() *sequence.Allocator { return k.alloc }
 // it twice is harmless.
 func (k *AutoKeys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
 
+// Essential marks AutoKeys as an events.Essential listener: keys are part
+// of the data, so AutoKeys runs when events are switched off too.
+func (*AutoKeys) Essential() {}
+
 // EventTypes tells the bus that AutoKeys handles BeforeConvert, and
 // BeforeUpdate for upserts.
 func (k *AutoKeys) EventTypes() []events.Type {

@@ -87,10 +87,12 @@ func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = d
 // model.Registry() (the driver's defaults plus UUIDs as subtype 4).
 func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
 
-// WithoutEvents makes the repository publish no events (Spring's
-// setEntityLifecycleEventsEnabled(false)) except to policies (see
-// events.Policy), which no option switches off; mgm's hooks still run. For
-// one call instead, use events.WithoutEvents(ctx).
+// WithoutEvents makes the repository publish events only to policies
+// (events.Policy), which no option switches off, and to essential
+// listeners (events.Essential: AutoKeys, Auditing), whose work is part of
+// the data, as Spring's setEntityLifecycleEventsEnabled(false) leaves its
+// entity callbacks on. mgm's hooks and the version still run. See
+// events.WithoutEvents, its per-call form, for exactly what is silenced.
 func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 
 // Unenforced lets the repository serve a model whose tags (see
@@ -188,7 +190,7 @@ func (r *Repository[T]) Schema() *model.Schema { return r.schema }
 
 // event returns a new event for one operation, or nil when no listener
 // is to see it. With events off for the repository or ctx, only policies
-// see it, and it is Quiet.
+// and essential listeners see it, and it is Quiet.
 func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 	if r.bus.Len() == 0 {
 		return nil

@@ -186,6 +186,11 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 			return nil, nil, nil, err
 		}
 	}
+	if upsert {
+		if err := r.upsertKeys(update); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	return e, filter, update, nil
 }
 

@@ -295,6 +295,10 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 		r.undo(&u, m, mv)
 		return nil, u, err
 	}
+	if err := r.zeroKey(mv); err != nil {
+		r.undo(&u, m, mv)
+		return nil, u, err
+	}
 	if vf := r.schema.Version; vf != nil {
 		f := vf.Value(mv.Elem())
 		u.hadVersion, u.version = true, reflect.New(f.Type()).Elem()

@@ -199,7 +199,7 @@ func TestDefendRegistryDifferential(t *testing.T) {
 	bus.Register(tenancy.New())
 	r, err := repo.New[*Account](bus, repo.WithDatabase(db), repo.WithRegistry(reg))
 	require.NoError(t, err)
-	mine := &Account{Name: "mine"}
+	mine := &Account{Name: "mine", No: 1} // no AutoKeys on this bus
 	require.NoError(t, r.Insert(asAcme, mine))
 	_, err = r.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": PatchDTO{Org: globex}})
 	assert.ErrorIs(t, err, tenancy.ErrTenantMismatch)
