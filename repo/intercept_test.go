@@ -3,6 +3,8 @@ package repo_test
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,6 +193,17 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 			want{method: "FindOneAndDelete", op: events.OpFindOneAndDelete, deleted: 1, returned: 1}},
 		{"FindOneAndDelete nothing", func() error { _, err := r.FindOneAndDelete(ctx, missing); return err },
 			want{method: "FindOneAndDelete", op: events.OpFindOneAndDelete, err: repo.ErrNotFound, fails: true}},
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.want.method] = true
+	}
+	rt := reflect.TypeFor[*repo.Repository[*plain]]()
+	for i := range rt.NumMethod() {
+		m := rt.Method(i)
+		if m.Type.NumIn() > 1 && m.Type.In(1) == reflect.TypeFor[context.Context]() && !strings.HasSuffix(m.Name, "Body") { // Body: export_test.go
+			assert.True(t, covered[m.Name], "%s takes a context but has no case here: wrap it (see repo/intercept.go) and add its cases", m.Name)
+		}
 	}
 	for _, c := range cases {
 		err := c.run()
