@@ -124,6 +124,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 		r.checker = c
 	}
 	r.interceptor, _ = l.(Interceptor)
+	if i, ok := l.(interface{ Intercepting() bool }); ok && !i.Intercepting() {
+		r.interceptor = nil
+	}
 	r.tracer, _ = l.(ListenerTracer)
 	b.mu.Lock()
 	defer b.mu.Unlock()

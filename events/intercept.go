@@ -42,7 +42,10 @@ type Operation struct {
 // Register adds a listener that implements Interceptor to the
 // interceptors too, in the same order: the first one runs outermost.
 // ForModel and ForType restrict it as they do the listener; an interceptor
-// that handles no events returns none from EventTypes.
+// that handles no events returns none from EventTypes. A listener that
+// intercepts only when configured to, such as Logging with a slow
+// threshold, also has a method Intercepting() bool, which registration
+// asks once: false leaves the operations unwrapped, at no cost.
 //
 // An interceptor may fail an operation, before or after next, by
 // returning an error, which the repository returns as is. It cannot hide

@@ -3,6 +3,7 @@ package listeners
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
@@ -16,20 +17,25 @@ import (
 // the values of the model's encrypted fields (package encryption) are shown as
 // "[encrypted]" in documents, and the filters, updates and pipelines of a
 // model with encrypted fields are not shown at all.
+//
+// With WithSlow, Logging is an interceptor too (events.Interceptor): it
+// logs every repository operation slower than the threshold at Warn (see
+// Intercept).
 type Logging struct {
 	logger    *slog.Logger
 	level     slog.Leveler
 	documents bool
+	slow      time.Duration
 }
 
 // NewLogging returns the listener; a nil logger means slog.Default(). It
-// applies WithLevel and WithDocuments.
+// applies WithLevel, WithDocuments and WithSlow.
 func NewLogging(logger *slog.Logger, opts ...Option) *Logging {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	o, _ := apply(opts)
-	return &Logging{logger: logger, level: o.level, documents: o.documents}
+	return &Logging{logger: logger, level: o.level, documents: o.documents, slow: o.slow}
 }
 
 // HandleEvent logs e. It never fails.

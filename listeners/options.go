@@ -25,6 +25,7 @@ type settings struct {
 	auditor   Auditor
 	level     slog.Leveler
 	documents bool
+	slow      time.Duration
 	err       error
 }
 
@@ -102,6 +103,12 @@ func WithLevel(l slog.Leveler) Option {
 		}
 	}
 }
+
+// WithSlow makes Logging log every repository operation that takes
+// longer than d at Warn, whatever WithLevel says: its method, collection,
+// model, duration and what failed (see Logging.Intercept). d ≤ 0, the
+// default, logs none, and Logging then wraps no operation.
+func WithSlow(d time.Duration) Option { return func(s *settings) { s.slow = d } }
 
 // WithDocuments makes Logging add the document (as extended JSON), the
 // filter, the update and the pipeline to each record that has them. They

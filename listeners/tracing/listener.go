@@ -2,10 +2,9 @@ package tracing
 
 import (
 	"context"
-	"reflect"
-	"runtime"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/opinfo"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -19,28 +18,15 @@ func (t *Tracing) TraceListener(ctx context.Context, e *events.Event, l events.L
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	name := listenerName(l)
+	name := opinfo.ListenerName(l)
 	ctx, span := t.tracer.Start(ctx, e.Type.String()+" "+name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attrEvent.String(e.Type.String()), attrListener.String(name)))
 	return ctx, func(err error) {
 		if err != nil {
-			typ := errorType(err)
+			typ := opinfo.ErrorType(err)
 			span.SetStatus(codes.Error, typ)
 			span.SetAttributes(semconv.ErrorTypeKey.String(typ))
 		}
 		span.End()
 	}
-}
-
-// listenerName names l by its type, or, for a function, by the function.
-func listenerName(l events.Listener) string {
-	if l == nil {
-		return "<nil>"
-	}
-	if f, ok := l.(events.ListenerFunc); ok && f != nil {
-		if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
-			return fn.Name()
-		}
-	}
-	return reflect.TypeOf(l).String()
 }

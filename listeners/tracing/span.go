@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/opinfo"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -50,7 +51,7 @@ func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(
 	}
 	span.End(trace.WithTimestamp(start.Add(d)))
 	if failed {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(opinfo.ErrorType(err)))
 	}
 	t.duration.RecordSet(ctx, d.Seconds(), attribute.NewSet(attrs...))
 	return err
@@ -99,12 +100,12 @@ func counts(o *events.Operation) []attribute.KeyValue {
 
 // fail marks span as failed with err, described without err's text.
 func fail(span trace.Span, err error) {
-	typ, msg := errorType(err), describe(err)
+	typ, msg := opinfo.ErrorType(err), opinfo.Describe(err)
 	span.SetStatus(codes.Error, msg)
 	span.SetAttributes(semconv.ErrorTypeKey.String(typ))
 	var le *events.ListenerError
 	if errors.As(err, &le) {
-		span.SetAttributes(attrListener.String(listenerName(le.Listener)), attrEvent.String(le.Type.String()))
+		span.SetAttributes(attrListener.String(opinfo.ListenerName(le.Listener)), attrEvent.String(le.Type.String()))
 	}
 	span.AddEvent("exception", trace.WithAttributes(
 		semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(msg)))

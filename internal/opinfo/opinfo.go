@@ -1,9 +1,15 @@
-package tracing
+// Package opinfo describes repository operations' errors and listeners
+// for tracing and logs, by what they are, never by their text: an error's
+// text may quote a value (a duplicate key error quotes the key), and
+// nothing personal or encrypted may reach a trace or a log unasked.
+package opinfo
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"strconv"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -11,9 +17,11 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-// errorType classifies err for error.type, by what it is: never by its
-// text, which may quote values.
-func errorType(err error) string {
+// ErrorType classifies err for OpenTelemetry's error.type: "vetoed",
+// "listener", "panic", "timeout", "canceled", "not_found",
+// "version_conflict", "invalid_argument", "duplicate_key", "network",
+// "server_error_<code>" or "_OTHER".
+func ErrorType(err error) string {
 	var le *events.ListenerError
 	switch {
 	case errors.As(err, &le):
@@ -44,25 +52,25 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
-// describe says what err is, as errorType does, with the listener and the
+// Describe says what err is, as ErrorType does, with the listener and the
 // event of a *events.ListenerError and the server's code and code name.
-func describe(err error) string {
+func Describe(err error) string {
 	var le *events.ListenerError
 	if errors.As(err, &le) {
 		how := "aborted"
 		if !le.Type.Before() {
 			how = "failed after"
 		}
-		return fmt.Sprintf("%v listener %s %s %v (%s)", le.Type, listenerName(le.Listener), how, le.Op, errorTypeOfCause(le.Err))
+		return fmt.Sprintf("%v listener %s %s %v (%s)", le.Type, ListenerName(le.Listener), how, le.Op, errorTypeOfCause(le.Err))
 	}
 	var ce mongo.CommandError
 	if errors.As(err, &ce) {
-		return fmt.Sprintf("%s: server error %d %s", errorType(err), ce.Code, ce.Name)
+		return fmt.Sprintf("%s: server error %d %s", ErrorType(err), ce.Code, ce.Name)
 	}
 	if code, ok := serverCode(err); ok {
-		return fmt.Sprintf("%s: server error %d", errorType(err), code)
+		return fmt.Sprintf("%s: server error %d", ErrorType(err), code)
 	}
-	return errorType(err)
+	return ErrorType(err)
 }
 
 // errorTypeOfCause classifies a listener's own error.
@@ -70,7 +78,7 @@ func errorTypeOfCause(err error) string {
 	if err == nil {
 		return "_OTHER"
 	}
-	return errorType(err)
+	return ErrorType(err)
 }
 
 // serverCode returns the code of the server error in err's chain.
@@ -98,4 +106,17 @@ func serverCode(err error) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ListenerName names l by its type, or, for a function, by the function.
+func ListenerName(l events.Listener) string {
+	if l == nil {
+		return "<nil>"
+	}
+	if f, ok := l.(events.ListenerFunc); ok && f != nil {
+		if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+			return fn.Name()
+		}
+	}
+	return reflect.TypeOf(l).String()
 }
