@@ -56,7 +56,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		worked := 0
 		for _, d := range docs {
 			if !mine[d.key] {
-				if len(others) < 10*r.cfg.batch {
+				if len(others) < maxOthers {
 					others = append(others, d.ID)
 				}
 				continue
@@ -81,11 +81,16 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		if err := r.remove(ctx, coll, outs, atomic); err != nil {
 			return total, err
 		}
-		if worked == 0 || len(docs) < r.cfg.batch {
+		// A batch of documents all held by others is skipped: the next
+		// query leaves them out, so that relays spread over the work.
+		if len(docs) < r.cfg.batch || (worked == 0 && len(others) >= maxOthers) {
 			return total, nil
 		}
 	}
 }
+
+// maxOthers is how many documents held by other relays one Drain skips.
+const maxOthers = 1000
 
 // due reads a batch of documents with work, oldest due first.
 func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]pendingDoc, error) {

@@ -117,7 +117,7 @@ func childRelay(ctx context.Context, db *mongo.Database) error {
 		_, err := published.InsertOne(ctx, publication{ID: m.ID, Subject: m.Subject, Seq: m.Seq, Pid: os.Getpid(), At: time.Now().UnixNano()})
 		return err
 	})
-	r, err := outbox.NewRelay(db, pub, outbox.WithLease(2*time.Second), outbox.WithBatch(10),
+	r, err := outbox.NewRelay(db, pub, outbox.WithLease(5*time.Second), outbox.WithBatch(10),
 		outbox.WithPollInterval(10*time.Millisecond), outbox.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }),
 		outbox.WithMaxAttempts(1000))
 	if err != nil {
