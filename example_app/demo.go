@@ -198,5 +198,8 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nClosed the keys: longId numbers used up to %d, the rest given back. With -data DIR, the next run continues at %d.\n", last, last+1)
-	return demoPolicies(ctx, out, db)
+	if err := demoPolicies(ctx, out, db); err != nil {
+		return err
+	}
+	return demoOutbox(ctx, out, db)
 }

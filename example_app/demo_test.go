@@ -51,6 +51,25 @@ func TestDemo(t *testing.T) {
 	assert.Regexp(t, `\n   email +\{"\$binary":\{"base64":"[^"]+","subType":"8e"\}\}\n`, atRest)
 	assert.Regexp(t, `\n   email_bidx +\{"\$binary":`, atRest)
 	assert.NotContains(t, atRest, "ann@example.com", "the email is not stored in plaintext")
+
+	// Part 3, the outbox.
+	for _, want := range []string{
+		"-> 2 purchases visible; 3 documents hold undelivered events",
+		"-> 5 delivered, 0 on a second pass; the cancelled purchase's document is gone now (2 left)",
+	} {
+		assert.Contains(t, s, want)
+	}
+	consumed := regexp.MustCompile(`(?m)^   purchase …(\w+)  #(\d) +(\S+)$`).FindAllStringSubmatch(s, -1)
+	require.Len(t, consumed, 5, s)
+	next := map[string]int{}
+	var types []string
+	for _, m := range consumed {
+		seq, _ := strconv.Atoi(m[2])
+		next[m[1]]++
+		assert.Equal(t, next[m[1]], seq, "in order per purchase")
+		types = append(types, m[3])
+	}
+	assert.ElementsMatch(t, []string{"purchase.placed", "purchase.placed", "purchase.placed", "purchase.paid", "purchase.cancelled"}, types)
 }
 
 // TestDemoContinuesWithData runs the whole program twice on one -data
