@@ -211,7 +211,7 @@ func TestRetriesKeepTheOrder(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, p.take()...)
 		return len(got) == 2
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 30*time.Second, 10*time.Millisecond)
 	assert.Equal(t, "first", got[0].Type)
 	assert.Equal(t, 3, got[0].Attempt, "the third attempt")
 	assert.Equal(t, "second", got[1].Type)
@@ -267,7 +267,7 @@ func TestLeasesKeepOtherRelaysOut(t *testing.T) {
 	o := &order{Status: "placed"}
 	o.Record("order.placed", nil)
 	require.NoError(t, orders.Insert(ctx, o))
-	lease := 400 * time.Millisecond
+	lease := 2 * time.Second
 	down := &recorder{fail: func(outbox.Message) error { return errors.New("down") }}
 	a := newRelay(t, db, down, outbox.WithLease(lease), outbox.WithBackoff(func(int) time.Duration { return 0 }))
 	p := &recorder{}
@@ -282,7 +282,7 @@ func TestLeasesKeepOtherRelaysOut(t *testing.T) {
 		n, err := b.Drain(ctx)
 		require.NoError(t, err)
 		return n == 1
-	}, 5*time.Second, 20*time.Millisecond)
+	}, 30*time.Second, 20*time.Millisecond)
 	msgs := p.take()
 	assert.Equal(t, 2, msgs[0].Attempt, "the attempt a made counts")
 }
@@ -301,7 +301,7 @@ func TestRunDeliversUntilCancelled(t *testing.T) {
 		o.Record("order.placed", placed{N: i})
 		require.NoError(t, orders.Insert(ctx, o))
 	}
-	require.Eventually(t, func() bool { return relay.Stats().Delivered == 5 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return relay.Stats().Delivered == 5 }, 30*time.Second, 10*time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
 	assert.Len(t, p.take(), 5)
@@ -389,7 +389,7 @@ func TestExpiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
 		n, err := b.Drain(ctx)
 		require.NoError(t, err)
 		return n == 2
-	}, 5*time.Second, 20*time.Millisecond, "b takes over once a's lease is over")
+	}, 30*time.Second, 20*time.Millisecond, "b takes over once a's lease is over")
 	o.Record("three", nil)
 	require.NoError(t, orders.Save(ctx, o))
 	close(release)
