@@ -146,7 +146,8 @@ func New(keys Keys, opts ...Option) (*Encryption, error) {
 			return nil, err
 		}
 		if _, dup := x.byID[k.ID]; dup {
-			return nil, fmt.Errorf("encryption: New: key ID %q is given twice: %w", k.ID, ErrKey)
+			first := slices.IndexFunc(keys, func(o Key) bool { return o.ID == k.ID })
+			return nil, fmt.Errorf("encryption: New: %s has the ID of key %d: %w", keyRef(i, k.ID), first, ErrKey)
 		}
 		r, err := newRing(d)
 		if err != nil {

@@ -83,7 +83,8 @@ func (ks Keys) MarshalJSON() ([]byte, error) { return fmt.Appendf(nil, "%q", ks.
 //
 // It refuses what New would refuse (an empty text, a secret shorter than
 // MinSecretLen), so that a bad variable is reported where it is read.
-// Errors name the key's position and ID, never its text.
+// Errors name the key's position, never its secret; an ID is quoted only
+// when it is too short to be a secret (see keyRef).
 func ParseKeys(s string) (Keys, error) {
 	parts := strings.Split(strings.TrimSpace(s), ",")
 	if strings.TrimSpace(strings.Join(parts, "")) == "" {
@@ -97,7 +98,7 @@ func ParseKeys(s string) (Keys, error) {
 		}
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(secret))
 		if err != nil {
-			return nil, fmt.Errorf("encryption: ParseKeys: key %d (%q): the secret is not standard base64: %w", i, id, ErrKey)
+			return nil, fmt.Errorf("encryption: ParseKeys: %s: the secret is not standard base64: %w", keyRef(i, id), ErrKey)
 		}
 		k := Key{ID: id, Secret: b}
 		if err := checkKey(i, k); err != nil {
@@ -124,6 +125,21 @@ const (
 	maxKeyIDBytes = 255
 )
 
+// maxQuotedID is the length below which errors quote a key's ID. A longer
+// text could be a secret given in the ID's place (ID and secret swapped in
+// ParseKeys' text or in a Key), and an error must never hold a secret; no
+// shorter text holds even half of a secret New accepts.
+const maxQuotedID = MinSecretLen / 2
+
+// keyRef names key i of a ring in an error: by its position, and by its ID
+// when the ID is shorter than maxQuotedID, or else by the ID's length.
+func keyRef(i int, id string) string {
+	if len(id) < maxQuotedID {
+		return fmt.Sprintf("key %d (%q)", i, id)
+	}
+	return fmt.Sprintf("key %d (its ID of %d bytes is not shown: it could be a secret)", i, len(id))
+}
+
 // checkKey refuses key i of a ring when New cannot use it.
 func checkKey(i int, k Key) error {
 	switch {
@@ -132,7 +148,7 @@ func checkKey(i int, k Key) error {
 	case len(k.ID) > maxKeyIDBytes:
 		return fmt.Errorf("key %d: the ID is longer than %d bytes: %w", i, maxKeyIDBytes, ErrKey)
 	case len(k.Secret) < MinSecretLen:
-		return fmt.Errorf("key %q: the secret has %d bytes; at least %d random bytes are needed: %w", k.ID, len(k.Secret), MinSecretLen, ErrKey)
+		return fmt.Errorf("%s: the secret has %d bytes; at least %d random bytes are needed: %w", keyRef(i, k.ID), len(k.Secret), MinSecretLen, ErrKey)
 	}
 	return nil
 }
@@ -144,11 +160,11 @@ func deriveKeys(i int, k Key) (derivedKeys, error) {
 	}
 	enc, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), infoEncrypt, 32)
 	if err != nil {
-		return derivedKeys{}, fmt.Errorf("encryption: key %q: deriving: %w", k.ID, err)
+		return derivedKeys{}, fmt.Errorf("encryption: %s: deriving: %w", keyRef(i, k.ID), err)
 	}
 	idx, err := hkdf.Key(sha256.New, k.Secret, []byte(hkdfSalt), infoBlindIdx, 32)
 	if err != nil {
-		return derivedKeys{}, fmt.Errorf("encryption: key %q: deriving: %w", k.ID, err)
+		return derivedKeys{}, fmt.Errorf("encryption: %s: deriving: %w", keyRef(i, k.ID), err)
 	}
 	return derivedKeys{id: k.ID, idLen: byte(len(k.ID)), aead: enc, index: idx}, nil
 }
