@@ -351,8 +351,8 @@ func (b blindEq) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, "%q", b.String()), nil
 }
 
-// pipeline rewrites the $match stages of an aggregation pipeline as
-// filters, refuses a $sort on an encrypted field, and refuses any stage
+// pipeline rewrites the $match stages of an aggregation pipeline, and the
+// query of $geoNear, as filters, refuses a $sort on an encrypted field, and refuses any stage
 // that reads one ("$email", $$ROOT), since it would compute on
 // ciphertexts. $facet's pipelines are checked the same way. When final
 // (Check), it changes nothing and refuses a $match that was not rewritten.
@@ -378,6 +378,17 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, 
 				}
 			case "$sort":
 				err = p.checkSort(s.Value)
+			case "$geoNear":
+				if !final {
+					v, ch, err = x.geoNear(p, coll, s.Value)
+				}
+				if err == nil {
+					checked := s
+					if ch {
+						checked.Value = v
+					}
+					err = p.checkStage(checked)
+				}
 			case "$facet":
 				v, ch, err = x.facet(p, coll, s.Value, depth, final)
 			case "$out", "$merge":
@@ -399,6 +410,26 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, 
 		}
 	}
 	return stages, changed, nil
+}
+
+// geoNear rewrites the filter in the query field of a $geoNear stage as
+// $match's, and reports whether it changed.
+func (x *Encryption) geoNear(p *encPlan, coll string, stage any) (bson.D, bool, error) {
+	d, err := mql.ToD(stage)
+	if err != nil {
+		return nil, false, fmt.Errorf("encryption: $geoNear: %w: %w", ErrEncryptedField, err)
+	}
+	i := slices.IndexFunc(d, func(e bson.E) bool { return e.Key == "query" })
+	if i < 0 {
+		return d, false, nil
+	}
+	q, changed, err := x.filter(p, coll, d[i].Value, 0)
+	if err != nil || !changed {
+		return d, false, err
+	}
+	d = slices.Clone(d)
+	d[i].Value = q
+	return d, true, nil
 }
 
 func (x *Encryption) facet(p *encPlan, coll string, value any, depth int, final bool) (bson.D, bool, error) {
@@ -615,10 +646,11 @@ func (p *encPlan) refuseForbidden(v any) error {
 }
 
 // scanStage refuses, anywhere in doc (a stage, as sent): the
-// forbiddenOperators; a sortBy ($setWindowFields, $top, $bottom, ...)
-// naming an encrypted field; a $lookup or $graphLookup joining on one;
-// and a condition on one in a sub-pipeline's $match or in
-// restrictSearchWithMatch, which are not rewritten.
+// forbiddenOperators; the searchStages; a sortBy ($setWindowFields, $top,
+// $bottom, ...) naming an encrypted field; a $lookup or $graphLookup
+// joining on one; and a condition on one in a filter that is not
+// rewritten: a sub-pipeline's $match or $geoNear query, and
+// restrictSearchWithMatch.
 func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
 	if depth > maxEncDepth {
 		return fmt.Errorf("encryption: stage nested deeper than %d levels: %w", maxEncDepth, mql.ErrBadDocument)
@@ -645,6 +677,12 @@ func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
 			if err := p.checkFilter(v.Document(), 0); err != nil {
 				return fmt.Errorf("%s in a sub-pipeline (not rewritten): %w", key, err)
 			}
+		case key == "$geoNear" && v.Type == bson.TypeEmbeddedDocument:
+			if err := p.checkGeoNear(v.Document()); err != nil {
+				return err
+			}
+		case slices.Contains(searchStages, key):
+			return fmt.Errorf("encryption: %s on a model with encrypted fields: its conditions name fields and values in a form the encryption cannot read or rewrite: %w", key, ErrEncryptedField)
 		}
 		switch v.Type {
 		case bson.TypeEmbeddedDocument:
@@ -658,6 +696,28 @@ func (p *encPlan) scanStage(doc bson.Raw, depth int) error {
 	}
 	return nil
 }
+
+// checkGeoNear checks the query of a $geoNear stage as sent, stage: at the
+// top of the pipeline it is rewritten before, in a sub-pipeline it is not.
+func (p *encPlan) checkGeoNear(stage bson.Raw) error {
+	q, err := stage.LookupErr("query")
+	if err != nil {
+		return nil
+	}
+	if q.Type != bson.TypeEmbeddedDocument {
+		return fmt.Errorf("encryption: $geoNear query of type %v: %w", q.Type, ErrEncryptedField)
+	}
+	if err := p.checkFilter(q.Document(), 0); err != nil {
+		return fmt.Errorf("$geoNear query: %w", err)
+	}
+	return nil
+}
+
+// searchStages are the stages of Atlas Search and Vector Search: their
+// operators (text, phrase, a vector search's filter, ...) carry conditions
+// on fields that the encryption neither rewrites nor checks, so they are
+// refused on a model with encrypted fields.
+var searchStages = []string{"$search", "$searchMeta", "$vectorSearch"}
 
 // refuseCollation refuses a collation other than "simple" on a query that
 // compares an encrypted field: under it MongoDB would match values (such
