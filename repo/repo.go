@@ -27,6 +27,24 @@
 //
 // Interceptors on the bus (events.Interceptor) wrap each of these methods
 // whole, hooks and events included, and see it end however it ends.
+//
+// # Policy tags and collections
+//
+// The policies act on a model's tags (tenant, softdelete, encrypt; see
+// model.Schema.PolicyTags), and New refuses a model whose tags no policy on
+// the bus enforces. A collection may be served by several models, but all
+// repositories of one collection (by database and collection name, in
+// this process, whatever the client) must declare the same policy fields:
+// the same tenant field, the same softdelete fields, the same encrypted
+// fields with the same options. Otherwise a model without the tenant field
+// would read every tenant's documents, one without the encrypted fields
+// would write them in plaintext, one without the softdelete mark would see
+// deleted documents and delete for real. So New refuses, with
+// ErrUnenforced naming both models and the tag, a model that disagrees on
+// a tag with one that serves its collection already, in either order: the
+// second repository is refused, whichever declares more. Unenforced(tag),
+// given to either of the two, lets them disagree on that tag knowingly (an
+// admin report that reads every tenant).
 package repo
 
 import (
@@ -60,7 +78,9 @@ var (
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
 	// ErrUnenforced: the model has tags that only a policy gives meaning to
-	// (tenant, encrypt, softdelete), and no policy on the bus enforces them.
+	// (tenant, encrypt, softdelete), and no policy on the bus enforces them;
+	// or another repository serves its collection with other fields for
+	// such a tag (see the package doc).
 	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
 	// ErrVersionConflict: the document's version changed since the model
 	// was read (optimistic locking); nothing was written.
@@ -97,8 +117,10 @@ func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 
 // Unenforced lets the repository serve a model whose tags (see
 // model.Schema.PolicyTags: "tenant", "encrypt", "softdelete") no policy on
-// the bus enforces. By default that is refused, since the data would be
-// left unprotected; pass the tags for tools and benchmarks that mean to.
+// the bus enforces, and a collection whose other repositories declare
+// other fields for those tags (see the package doc). By default both are
+// refused, since the data would be left unprotected; pass the tags for
+// tools and benchmarks that mean to.
 func Unenforced(tags ...string) Option {
 	return func(c *config) { c.unenforced = append(c.unenforced, tags...) }
 }
@@ -175,6 +197,9 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 			return nil, fmt.Errorf("repo.New[%v]: the model has %q tags, but no policy on the bus enforces them (register it, or pass repo.Unenforced(%q) knowingly): %w",
 				s.Type, tag, tag, ErrUnenforced)
 		}
+	}
+	if err := claimCollection(coll.Database().Name(), coll.Name(), s, c.unenforced); err != nil {
+		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
 	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions,
 		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}}, nil
