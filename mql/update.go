@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
@@ -138,7 +139,7 @@ func (u *Update) Touches(path string) bool {
 			if PathsOverlap(f.Key, path) {
 				return true
 			}
-			if to, ok := f.Value.(string); ok && op.Key == "$rename" && PathsOverlap(to, path) {
+			if to, ok := RenameTarget(f.Value); ok && op.Key == "$rename" && PathsOverlap(to, path) {
 				return true
 			}
 		}
@@ -172,6 +173,28 @@ func (u *Update) Touches(path string) bool {
 		}
 	}
 	return false
+}
+
+// RenameTarget returns the path that v, the value of a field of $rename,
+// moves the field to, read as the driver encodes it: a string, a
+// bson.RawValue of one, or any value that encodes to a string (a named
+// string type, a type with its own MarshalBSONValue). ok is false for
+// other values, which the server refuses as a $rename target. $rename is
+// the one update operator whose values name paths.
+func RenameTarget(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case bson.RawValue:
+		return t.StringValueOK()
+	case nil:
+		return "", false
+	}
+	raw, err := bsonio.Marshal(registry, bson.D{{Key: "v", Value: v}})
+	if err != nil {
+		return "", false
+	}
+	return raw.Lookup("v").StringValueOK()
 }
 
 // PathsOverlap reports whether dotted paths a and b name the same field,

@@ -157,6 +157,54 @@ func TestExtraMayNotWriteTheModel(t *testing.T) {
 	assert.EqualValues(t, 1, count(t, db, "plains", nil))
 }
 
+// fieldName is a field name of its own type, which the driver encodes as
+// a string.
+type fieldName string
+
+// TestExtraMayNotRenameIntoTheModel: a $rename in Extra or Tombstone may
+// not move a value into a field the model declares, nor into one the
+// update writes, whatever the target's Go type; nothing is written.
+func TestExtraMayNotRenameIntoTheModel(t *testing.T) {
+	bus, r, db := setup[*plain](t, nil)
+	var add func(e *events.Event)
+	for _, typ := range []events.Type{events.BeforeUpdate, events.BeforeDelete} {
+		adder(bus, typ, func(e *events.Event) {
+			if add != nil {
+				add(e)
+			}
+		})
+	}
+	m := &plain{Name: "a", Age: 1}
+	require.NoError(t, r.Insert(ctx, m))
+	id := bson.D{{Key: "_id", Value: m.ID}}
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "_y", Value: 1}}}}
+	for name, rename := range map[string]func(e *events.Event){
+		"a declared field":         func(e *events.Event) { e.AddExtra("$rename", "_x", "age") },
+		"a declared field's part":  func(e *events.Event) { e.AddExtra("$rename", "_x", "name.first") },
+		"_id":                      func(e *events.Event) { e.AddExtra("$rename", "_x", "_id") },
+		"a named string type":      func(e *events.Event) { e.AddExtra("$rename", "_x", fieldName("age")) },
+		"a field the update sets":  func(e *events.Event) { e.AddExtra("$rename", "_x", "_y") },
+		"a target that is no name": func(e *events.Event) { e.AddExtra("$rename", "_x", 7) },
+	} {
+		add = rename
+		_, err := r.UpdateOne(ctx, id, set)
+		assert.ErrorIs(t, err, repo.ErrInvalidArgument, name)
+	}
+	add = func(e *events.Event) {
+		if e.Type == events.BeforeDelete {
+			e.AddTombstone("$rename", "_x", "name")
+		}
+	}
+	assert.ErrorIs(t, r.Delete(ctx, m), repo.ErrInvalidArgument, "a tombstone's $rename into a declared field")
+
+	doc := raw(t, db, "plains", m.ID)
+	assert.Equal(t, "a", doc["name"])
+	assert.NotContains(t, doc, "_y")
+	add = func(e *events.Event) { e.AddExtra("$rename", "_x", "_z") }
+	_, err := r.UpdateOne(ctx, id, set)
+	assert.NoError(t, err, "a $rename between fields the model does not declare")
+}
+
 // TestGuardRefusesTheWrite: a guard that the stored document does not
 // meet makes the write write nothing and fail with the guard's error; a
 // missing document keeps each operation's own answer.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -94,12 +95,12 @@ func (r *Repository[T]) withExtra(update any, extra bson.D, what string) (any, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	if err := r.checkAdded(extra, what, u); err != nil {
+	extra, err = r.checkAdded(extra, what, u)
+	if err != nil {
 		return nil, err
 	}
 	for _, op := range extra {
-		fields, _ := mql.ToD(op.Value) // read by checkAdded
-		for _, f := range fields {
+		for _, f := range op.Value.(bson.D) { // as guard.Ops returns them
 			if err := u.Add(op.Key, f.Key, f.Value); err != nil {
 				return nil, fmt.Errorf("a listener's Event.%s %s %q: %w", what, op.Key, f.Key, err)
 			}
@@ -109,27 +110,36 @@ func (r *Repository[T]) withExtra(update any, extra bson.D, what string) (any, e
 }
 
 // checkAdded refuses operators of a listener's Extra or Tombstone that
-// write a field of the model, or one that u (when not nil) writes.
-func (r *Repository[T]) checkAdded(ops bson.D, what string, u *mql.Update) error {
+// write a field of the model, or one that u (when not nil) writes: by a
+// field of the operator, or by a $rename's target, the one operator whose
+// values name paths. It reads ops as the driver sends them, and returns
+// them so (see guard.Ops), for the caller to send what was checked.
+func (r *Repository[T]) checkAdded(ops bson.D, what string, u *mql.Update) (bson.D, error) {
 	if err := mql.CheckOperators(ops); err != nil {
-		return fmt.Errorf("a listener's Event.%s: %w: %w", what, ErrInvalidArgument, err)
+		return nil, fmt.Errorf("a listener's Event.%s: %w: %w", what, ErrInvalidArgument, err)
+	}
+	ops, err := guard.Ops(r.reg, ops)
+	if err != nil {
+		return nil, fmt.Errorf("a listener's Event.%s: %w: %w", what, ErrInvalidArgument, err)
 	}
 	for _, op := range ops {
-		fields, err := mql.ToD(op.Value)
-		if err != nil {
-			return fmt.Errorf("a listener's Event.%s %s: %w: %w", what, op.Key, ErrInvalidArgument, err)
-		}
-		for _, f := range fields {
-			top, _, _ := strings.Cut(f.Key, ".")
-			if top == "_id" || r.schema.FieldByBSON(top) != nil {
-				return fmt.Errorf("a listener's Event.%s %s %q writes field %q of %v; a listener may add only fields the model does not declare: %w", what, op.Key, f.Key, top, r.schema.Type, ErrInvalidArgument)
+		for _, f := range op.Value.(bson.D) {
+			paths := []string{f.Key}
+			if to, ok := guard.RenameTarget(op.Key, f); ok {
+				paths = append(paths, to)
 			}
-			if u != nil && u.Touches(f.Key) {
-				return fmt.Errorf("a listener's Event.%s %s %q writes a field the operation writes too: %w", what, op.Key, f.Key, ErrInvalidArgument)
+			for _, p := range paths {
+				top, _, _ := strings.Cut(p, ".")
+				if top == "_id" || r.schema.FieldByBSON(top) != nil {
+					return nil, fmt.Errorf("a listener's Event.%s %s %q writes field %q of %v; a listener may add only fields the model does not declare: %w", what, op.Key, f.Key, top, r.schema.Type, ErrInvalidArgument)
+				}
+				if u != nil && u.Touches(p) {
+					return nil, fmt.Errorf("a listener's Event.%s %s %q writes %q, which the operation writes too: %w", what, op.Key, f.Key, p, ErrInvalidArgument)
+				}
 			}
 		}
 	}
-	return nil
+	return ops, nil
 }
 
 // guarded returns filter with e's guards added. A guard needs a write of
@@ -200,10 +210,11 @@ func (r *Repository[T]) deleteAs(e *events.Event) (any, error) {
 	}
 	update := e.Update
 	if update == nil && len(e.Tombstone) > 0 {
-		if err := r.checkAdded(e.Tombstone, "Tombstone", nil); err != nil {
+		tomb, err := r.checkAdded(e.Tombstone, "Tombstone", nil)
+		if err != nil {
 			return nil, err
 		}
-		update = e.Tombstone
+		update = tomb
 	}
 	if update == nil {
 		if len(e.Extra) > 0 || len(e.Guards) > 0 {

@@ -28,10 +28,15 @@ func errLeftBehind(field, what string) error {
 // and the right blind index beside each eq field; an update writes
 // encrypted fields only with ciphertexts and blind indexes only in step
 // with them; a filter or pipeline names an encrypted field only through
-// its blind index or $exists. Anything else fails closed.
+// its blind index or $exists; what a listener adds to a write (Extra,
+// Tombstone) writes no encrypted field or blind index, by a $rename's
+// target either. Anything else fails closed.
 func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 	p, err := x.plan(e.ModelType)
 	if p == nil || err != nil {
+		return err
+	}
+	if err := guard.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
 		return err
 	}
 	switch e.Type {

@@ -256,6 +256,7 @@ type encPlan struct {
 	schema *model.Schema
 	fields map[string]*model.EncryptedField // by BSON name
 	bidx   map[string]*model.EncryptedField // by blind-index name
+	paths  []string                         // the encrypted fields and blind indexes
 	idOnce sync.Once
 	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
 }
@@ -278,8 +279,10 @@ func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
 		for i := range s.Encrypted {
 			f := &s.Encrypted[i]
 			p.fields[f.BSON] = f
+			p.paths = append(p.paths, f.BSON)
 			if f.Eq {
 				p.bidx[f.BlindIndex()] = f
+				p.paths = append(p.paths, f.BlindIndex())
 			}
 		}
 	}

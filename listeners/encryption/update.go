@@ -147,7 +147,7 @@ func (p *encPlan) checkRename(op string, fe bson.E) error {
 	if op != "$rename" {
 		return nil
 	}
-	to, _ := fe.Value.(string)
+	to, _ := mql.RenameTarget(fe.Value)
 	for _, path := range []string{fe.Key, to} {
 		if f, _ := p.lookup(path); f != nil {
 			return refuseEncrypted(f.BSON, "$rename")

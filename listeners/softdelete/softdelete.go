@@ -74,6 +74,9 @@ func WithClock(now func() time.Time) Option {
 //     events.ErrUnguardedQuery unless WithDeleted.
 //   - HardDelete(ctx) deletes for real; with WithDeleted too it purges
 //     marked documents.
+//   - What a listener adds to a write (events.Event's Extra and Tombstone)
+//     may not write the softdelete fields, by a $rename's target either:
+//     events.ErrUnguardedQuery.
 //
 // Models without the field are untouched.
 type SoftDelete struct {
@@ -99,7 +102,7 @@ func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {
-	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.BeforeConvert, events.BeforeSave}
+	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.BeforeConvert, events.BeforeSave, events.BeforeUpdate}
 }
 
 // byModel reports whether e is a write of a model by its _id (Save of a
@@ -186,10 +189,19 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 }
 
 // Check verifies, after every listener has run, that e still skips marked
-// documents and that a delete still only marks.
+// documents, that a delete still only marks, and that nothing a listener
+// adds to the write (events.Event's Extra and Tombstone) writes the
+// softdelete fields.
 func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
-	_, at, err := mark(e)
+	s, at, err := mark(e)
 	if at == nil {
+		return err
+	}
+	marks := []string{at.BSON}
+	if by := s.AuditOf(model.DeletedBy); by != nil {
+		marks = append(marks, by.BSON)
+	}
+	if err := guard.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", marks...); err != nil {
 		return err
 	}
 	switch e.Type {

@@ -100,6 +100,9 @@ func WithResolver(r Resolver) Option {
 //     tenant, an upsert whose filter names another tenant, a document a
 //     BeforeSave listener rewrote to another tenant, and a Save, Update or
 //     Delete of a model of another tenant get ErrTenantMismatch.
+//   - What a listener adds to a write (events.Event's Extra and Tombstone)
+//     may not write the tenant field, by a $rename's target either:
+//     ErrTenantMismatch.
 //   - With no tenant in the context, every operation, reads included, gets
 //     ErrNoTenant.
 //
@@ -227,6 +230,9 @@ func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
 		return err
 	}
 	f := s.Tenant
+	if err := guard.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
+		return err
+	}
 	switch e.Type {
 	case events.BeforeConvert:
 		return checkTenant(s, "the "+s.Type.String(), f.Value(reflect.ValueOf(e.Model).Elem()).String(), tenant, all)
@@ -329,7 +335,7 @@ func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) 
 			return err
 		}
 		for _, kv := range fields {
-			to, _ := kv.Value.(string)
+			to, _ := mql.RenameTarget(kv.Value)
 			if !mql.PathsOverlap(kv.Key, field) && (op.Key != "$rename" || !mql.PathsOverlap(to, field)) {
 				continue
 			}
