@@ -24,16 +24,7 @@ func TestDefendExtraRenameMovesTenant(t *testing.T) {
 	w.seed(t)
 	mine := &Account{Name: "mine"}
 	require.NoError(t, w.accounts.Insert(asAcme, mine))
-	step := 0
-	w.plugin(func(_ context.Context, e *events.Event) error {
-		if step == 0 {
-			e.AddExtra("$set", "x", globex)
-		} else {
-			e.AddExtra("$rename", "x", "tenant")
-		}
-		step++
-		return nil
-	}, events.On(events.BeforeUpdate))
+	w.plantThenRename(globex, "tenant")
 	_, err := w.accounts.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": bson.M{"name": "one"}})
 	require.NoError(t, err)
 	_, err = w.accounts.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": bson.M{"name": "two"}})
@@ -86,16 +77,7 @@ func TestDefendExtraRenameDecryptionOracle(t *testing.T) {
 
 	mine := &Patient{Email: "eve@acme.com", Notes: "mine"}
 	require.NoError(t, w.patients.Insert(asAcme, mine))
-	step := 0
-	w.plugin(func(_ context.Context, e *events.Event) error {
-		if step == 0 {
-			e.AddExtra("$set", "x", stolen)
-		} else {
-			e.AddExtra("$rename", "x", "notes")
-		}
-		step++
-		return nil
-	}, events.On(events.BeforeUpdate))
+	w.plantThenRename(stolen, "notes")
 	_, err = w.patients.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": bson.M{"ward": "a"}})
 	require.NoError(t, err)
 	_, err = w.patients.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": bson.M{"ward": "b"}})
@@ -112,16 +94,7 @@ func TestDefendExtraRenameStoresPlaintextInEncryptedField(t *testing.T) {
 	w := wire(t)
 	mine := &Patient{Email: "eve@acme.com", Notes: "mine"}
 	require.NoError(t, w.patients.Insert(asAcme, mine))
-	step := 0
-	w.plugin(func(_ context.Context, e *events.Event) error {
-		if step == 0 {
-			e.AddExtra("$set", "x", "PLAINTEXT-MARKER")
-		} else {
-			e.AddExtra("$rename", "x", "notes")
-		}
-		step++
-		return nil
-	}, events.On(events.BeforeUpdate))
+	w.plantThenRename("PLAINTEXT-MARKER", "notes")
 	var errs []error
 	for _, ward := range []string{"a", "b"} {
 		_, err := w.patients.UpdateOne(asAcme, bson.M{"_id": mine.ID}, bson.M{"$set": bson.M{"ward": ward}})
@@ -132,6 +105,21 @@ func TestDefendExtraRenameStoresPlaintextInEncryptedField(t *testing.T) {
 	raw := w.raw(t, "patients", bson.M{"_id": mine.ID})[0]
 	_, _, isBinary := raw.Lookup("notes").BinaryOK()
 	assert.True(t, isBinary, "notes (encrypt) is stored as %v", raw.Lookup("notes"))
+}
+
+// plantThenRename registers a plugin that adds Extra {$set: {x: value}}
+// to the first update, and Extra {$rename: {x: to}} to every later one.
+func (w *wired) plantThenRename(value any, to string) {
+	planted := false
+	w.plugin(func(_ context.Context, e *events.Event) error {
+		if !planted {
+			e.AddExtra("$set", "x", value)
+		} else {
+			e.AddExtra("$rename", "x", to)
+		}
+		planted = true
+		return nil
+	}, events.On(events.BeforeUpdate))
 }
 
 // fieldName is a field name of its own type, which the driver encodes as
