@@ -12,14 +12,18 @@ import (
 
 // Registry returns a BSON registry with the driver's defaults plus a codec
 // that stores uuid.UUID as binary subtype 4, the standard UUID subtype (the
-// driver's default writes subtype 0). Repositories encode and decode models
-// with it; give it to the client too, with options.Client().SetRegistry,
-// so that filters holding a uuid.UUID match:
+// driver's default writes subtype 0). Its codecs for bson.Raw,
+// primitive.ObjectID and the driver's reading of an inserted _id write and
+// read what the driver's do, with fewer allocations. Repositories encode
+// and decode models with it; give it to the client too, with
+// options.Client().SetRegistry, so that filters holding a uuid.UUID match:
 //
 //	opts := options.Client().ApplyURI(uri).SetRegistry(model.Registry())
 func Registry() *bsoncodec.Registry {
 	r := bson.NewRegistry()
 	RegisterUUID(r)
+	registerRaw(r)
+	registerID(r)
 	return r
 }
 
