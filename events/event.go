@@ -123,8 +123,9 @@ func (o Op) Write() bool { return o >= OpInsert && o <= OpUpdate }
 func (o Op) OperatorUpdate() bool { return o >= OpUpdateOne && o <= OpFindOneAndUpdate }
 
 // Event is what listeners receive. It is valid only during the call: a
-// listener must not keep the pointer. The repository reuses one Event for
-// the successive events of one operation.
+// listener must not keep the pointer (an Async listener gets a copy it may
+// keep). The repository reuses one Event for the successive events of one
+// operation, and then for later operations.
 type Event struct {
 	// Type is the lifecycle event.
 	Type Type

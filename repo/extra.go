@@ -42,10 +42,15 @@ func refuseAdds(e *events.Event) error {
 // $set of every field (but _id, for a replace), for a replace $unset of
 // the model's declared fields doc lacks, and Extra.
 func (r *Repository[T]) modelUpdate(e *events.Event, op events.Op, doc any, id any) (any, error) {
-	raw, ok := doc.(bson.Raw)
-	if !ok {
+	var raw bson.Raw
+	switch d := doc.(type) {
+	case *bson.Raw:
+		raw = *d
+	case bson.Raw:
+		raw = d
+	case T:
 		var err error
-		if raw, err = r.encode(doc.(T)); err != nil {
+		if raw, err = r.encode(d); err != nil {
 			return nil, err
 		}
 	}

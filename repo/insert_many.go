@@ -31,8 +31,9 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 	}
 	mvs := make([]reflect.Value, len(ms))
 	for i, m := range ms {
-		mv, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i))
-		if err != nil {
+		mv := reflect.ValueOf(m)
+		if !mv.IsValid() || mv.IsNil() {
+			_, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i)) // names the model only on failure
 			return err
 		}
 		mvs[i] = mv
@@ -43,6 +44,7 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 		}
 	}
 	e := r.event(ctx, events.OpInsertMany)
+	defer release(e)
 	if e != nil {
 		e.Batch = make([]any, len(ms))
 		for i, m := range ms {
@@ -70,6 +72,9 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 				}
 				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
 			}
+			if p, ok := doc.(*bson.Raw); ok {
+				doc = *p // e.Document will hold the next model's document
+			}
 			docs[i], undos[i] = doc, u
 		}
 		res, err := r.coll.InsertMany(ctx, docs[from:])
@@ -78,8 +83,8 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 				o.Inserted = int64(len(ms))
 			}
 			for i, id := range res.InsertedIDs {
-				if !undos[from+i].genID {
-					if err := setID(ms[from+i], id); err != nil {
+				if u := &undos[from+i]; !u.genID {
+					if err := setID(ms[from+i], id, u.driverID); err != nil {
 						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
 					}
 				}
@@ -87,6 +92,17 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 			break
 		}
 		failed := from + firstFailed(err)
+		if res != nil {
+			// The models written before the failure keep the IDs the
+			// driver gave them.
+			for i := from; i < failed && i-from < len(res.InsertedIDs); i++ {
+				if undos[i].driverID {
+					if serr := setID(ms[i], res.InsertedIDs[i-from], true); serr != nil {
+						err = fmt.Errorf("%w (and models[%d]: %w)", err, i, serr)
+					}
+				}
+			}
+		}
 		for j := failed; j < len(ms); j++ {
 			r.undo(&undos[j], ms[j], mvs[j])
 		}

@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
@@ -152,6 +153,7 @@ type Repository[T mgm.Model] struct {
 	retry  int
 	vstrat sequence.Strategy
 	sweep  *claimSweeper // version claims to delete
+	oid    *model.Field  // the _id field an insert reads in place of GetID, or nil
 }
 
 // New returns the repository for T. It parses and validates T's tags now,
@@ -202,7 +204,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
 	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions,
-		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}}, nil
+		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}, oid: objectIDField(s, c.registry)}, nil
 }
 
 var defaultRegistry = model.Registry()
@@ -221,7 +223,24 @@ func (r *Repository[T]) event(ctx context.Context, op events.Op) *events.Event {
 		return nil
 	}
 	quiet := !r.events || !events.Enabled(ctx)
-	return &events.Event{Op: op, Collection: r.coll.Name(), Coll: r.coll.Collection, Registry: r.reg, ModelType: r.schema.Type, Quiet: quiet}
+	e := eventPool.Get().(*events.Event)
+	*e = events.Event{Op: op, Collection: r.coll.Name(), Coll: r.coll.Collection, Registry: r.reg, ModelType: r.schema.Type, Quiet: quiet}
+	return e
+}
+
+// eventPool holds events that finished operations gave back (release), so
+// that a write does not allocate its Event, the largest thing it builds.
+var eventPool = sync.Pool{New: func() any { return new(events.Event) }}
+
+// release clears e and gives it back for another operation. Only the
+// operation that made e calls it, when it returns: listeners must not keep
+// the pointer (see events.Event), and an events.Async listener works on a
+// copy. A nil e is ignored.
+func release(e *events.Event) {
+	if e != nil {
+		*e = events.Event{}
+		eventPool.Put(e)
+	}
 }
 
 // canon returns v, a filter, an update or a pipeline, encoded with the

@@ -48,7 +48,7 @@ func (r *Repository[T]) save(ctx context.Context, o *events.Operation, m T) erro
 	if err != nil {
 		return err
 	}
-	if isZeroID(m.GetID()) || (r.schema.Version != nil && r.schema.Version.Value(mv.Elem()).IsZero()) {
+	if r.noID(m, mv) || (r.schema.Version != nil && r.schema.Version.Value(mv.Elem()).IsZero()) {
 		return r.writeOne(ctx, o, m, mv, events.OpInsert, "Save")
 	}
 	return r.writeOne(ctx, o, m, mv, events.OpReplace, "Save")
@@ -69,7 +69,7 @@ func (r *Repository[T]) update(ctx context.Context, o *events.Operation, m T) er
 	if err != nil {
 		return err
 	}
-	if isZeroID(m.GetID()) {
+	if r.noID(m, mv) {
 		return fmt.Errorf("repo %s: Update: %v has no ID: %w", r.coll.Name(), r.schema.Type, ErrInvalidArgument)
 	}
 	return r.writeOne(ctx, o, m, mv, events.OpUpdate, "Update")
@@ -92,6 +92,7 @@ func (r *Repository[T]) writeOne(ctx context.Context, o *events.Operation, m T, 
 	}
 	zero := zeroAuto(r.schema, mv)
 	e := r.event(ctx, op)
+	defer release(e)
 	if e != nil {
 		e.Model = m
 	}
@@ -107,8 +108,7 @@ func (r *Repository[T]) writeOne(ctx context.Context, o *events.Operation, m T, 
 		if err == nil {
 			break
 		}
-		var written *writtenError
-		if errors.As(err, &written) {
+		if isWritten(err) {
 			return r.wrap(method, err) // stored: keep the model as written
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
@@ -178,8 +178,7 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 		}
 	}
 	res, err := r.write(ctx, e, m, op, doc, &u)
-	var written *writtenError
-	if errors.As(err, &written) {
+	if err != nil && isWritten(err) {
 		return nil, err // stored: keep the model as written
 	}
 	if err == nil && res != nil && res.MatchedCount == 0 && res.UpsertedCount == 0 {
@@ -208,7 +207,7 @@ func (r *Repository[T]) write(ctx context.Context, e *events.Event, m T, op even
 		}
 		ir, err := r.coll.InsertOne(ctx, doc)
 		if err == nil && !u.genID {
-			err = setID(m, ir.InsertedID)
+			err = setID(m, ir.InsertedID, u.driverID)
 		}
 		return nil, err
 	}
@@ -255,6 +254,7 @@ func (r *Repository[T]) missing(ctx context.Context, id any) error {
 // undo is what prepare changed on a model, to take back if the write fails.
 type undo struct {
 	genID      bool  // prepare generated the model's ObjectID
+	driverID   bool  // the model has none, and the driver makes it
 	versioned  bool  // a replace or update of a versioned model
 	old        int64 // the version it was read at
 	hadVersion bool
@@ -275,8 +275,10 @@ func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 // prepare publishes BeforeConvert, gives the model its ID and version,
 // and, when a BeforeSave or AfterSave listener will look at the document,
 // encodes the model once and publishes BeforeSave. It returns what to
-// write: the document as BeforeSave's listeners left it, or else the model
-// itself, which the driver then encodes once with the same registry.
+// write: the document as BeforeSave's listeners left it, as a pointer to
+// e.Document (which the driver encodes as the document, and which costs no
+// copy of the slice header to the heap), or else the model itself, which
+// the driver then encodes once with the same registry.
 func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (any, undo, error) {
 	u := undo{filter: filter}
 	if e != nil {
@@ -285,8 +287,11 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	}
 	if op == events.OpInsert {
 		// Before BeforeConvert, so that every event of the insert names
-		// the document.
-		if oid, ok := m.GetID().(primitive.ObjectID); ok && oid.IsZero() {
+		// the document. With no event to name it in, the driver gives it,
+		// as to mgm's Create, where it can.
+		if zero, toDriver := r.zeroObjectID(m, mv); zero && e == nil && toDriver {
+			u.driverID = true
+		} else if zero {
 			m.SetID(primitive.NewObjectID())
 			u.genID = true
 		}
@@ -321,15 +326,13 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 	doc, err := r.encode(m)
 	if err == nil {
 		e.Document = doc
-		if err = r.publish(ctx, e, events.BeforeSave); err == nil {
-			doc = e.Document
-		}
+		err = r.publish(ctx, e, events.BeforeSave)
 	}
 	if err != nil {
 		r.undo(&u, m, mv)
 		return nil, undo{}, err
 	}
-	return doc, u, nil
+	return &e.Document, u, nil
 }
 
 func intOf(v reflect.Value) int64 {
@@ -353,10 +356,20 @@ type writtenError struct{ err error }
 func (w *writtenError) Error() string { return w.err.Error() }
 func (w *writtenError) Unwrap() error { return w.err }
 
+// isWritten reports whether err is a failure after the document was
+// stored. It is a function, not an errors.As at the call, so that the
+// target escapes only when there is an error to look at.
+func isWritten(err error) bool {
+	var w *writtenError
+	return errors.As(err, &w)
+}
+
 // setID gives m the ID the driver generated, turning a panic in the
-// model's SetID (mgm's IDField asserts an ObjectID) into an error.
-func setID(m mgm.Model, id any) (err error) {
-	if id == nil || reflect.DeepEqual(m.GetID(), id) {
+// model's SetID (mgm's IDField asserts an ObjectID) into an error. Unless
+// fresh (the model had no ID, and the driver made one), it leaves a model
+// that has the ID already alone.
+func setID(m mgm.Model, id any, fresh bool) (err error) {
+	if id == nil || (!fresh && reflect.DeepEqual(m.GetID(), id)) {
 		return nil
 	}
 	defer func() {
