@@ -19,10 +19,9 @@ import (
 // transition v -> v+1 is settled first by inserting a claim document with
 // the unique _id "<id>#<v+1>" into "<collection>.versions": one writer wins,
 // the others get ErrVersionConflict. That is two round trips: the claim
-// insert and the filtered write; the claim before is deleted later, in a
-// batch (version_sweep.go). A claim left by a writer that died before its
-// write is cleared after staleClaim. WithVersionStrategy forces either
-// way.
+// insert and the filtered write; the claim is deleted later, in a batch
+// (version_sweep.go). A claim left by a writer that died before its write
+// is cleared after staleClaim. WithVersionStrategy forces either way.
 
 const staleClaim = 30 * time.Second
 

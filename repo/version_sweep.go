@@ -8,20 +8,22 @@ import (
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
-	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // A claim is needed only while its write is under way: once the document
-// has moved past a version, a writer that claims that version again fails
-// on the version filter. So the claim before a successful write is not
-// deleted on the caller's path but queued, and the queue is deleted in
-// batches, one command each, by a goroutine that runs while there is
-// something to delete. Claims queued by a process that exits before the
-// next batch stay behind, harmless.
+// has moved past the version, a writer that claims it again fails on the
+// version filter. So the claim of a successful write is not deleted on the
+// caller's path but queued, and a goroutine that runs while the queue is
+// not empty deletes it in batches, one command per batch. At rest no claim
+// stays, so "<collection>.versions" holds only the claims of the last
+// batch, and one command deletes them all cheaply even where {_id: {$in}}
+// is a scan (FerretDB). The same command deletes the claims older than
+// sweepStale, which a process that exited before its batch left behind.
 
 const (
 	sweepEvery = 100 * time.Millisecond // how long the keys of a batch gather
-	sweepBatch = 1000                   // the most keys one command deletes
+	sweepBatch = 1000                   // the most keys one command names
+	sweepStale = 2 * staleClaim         // older claims are deleted with any batch
 	sweepLimit = 30 * time.Second       // one command's timeout
 )
 
@@ -59,15 +61,11 @@ func (s *claimSweeper) run() {
 			return
 		}
 		s.mu.Unlock()
-		// One delete per key, all in one command: a filter that is {_id}
-		// alone uses the _id index even on FerretDB, where {_id: {$in}}
-		// would scan every claim of the collection.
-		dels := make([]mongo.WriteModel, len(keys))
-		for i, k := range keys {
-			dels[i] = mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: k}})
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), sweepLimit)
-		_, err := s.claims.BulkWrite(ctx, dels, options.BulkWrite().SetOrdered(false))
+		_, err := s.claims.DeleteMany(ctx, bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
+			bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: time.Now().Add(-sweepStale)}}}},
+		}}})
 		cancel()
 		if err != nil {
 			slog.Debug("repo: deleting version claims failed; they stay behind, harmless", "collection", s.claims.Name(), "claims", len(keys), "err", err)

@@ -190,7 +190,7 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 		return nil, err
 	}
 	if claim != "" {
-		r.sweep.add(claimKey(m.GetID(), u.old)) // the claim before: see version_sweep.go
+		r.sweep.add(claim) // done with: see version_sweep.go
 	}
 	return res, nil
 }
