@@ -116,7 +116,7 @@ func benchVersionedSave(env *benchEnv) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	strategy := "claim (the server's filtered writes are not atomic: a claim insert before each save, the claim before deleted later in batches)"
+	strategy := "claim (the server's filtered writes are not atomic: a claim insert before each save, the claim deleted later in batches)"
 	if atomicWrites {
 		strategy = "atomic (a version filter on the replace)"
 	}
