@@ -28,7 +28,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	if err := r.index(ctx, coll); err != nil {
 		return 0, err
 	}
-	atomic, err := serverinfo.AtomicWrites(ctx, r.db)
+	atomic, err := r.atomicWrites(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -177,9 +177,9 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // write atomically, each document gets one conditional write (with a
 // fallback when a writer added events meanwhile). Where it does not
 // (FerretDB 1.x, which also scans the whole collection for any filter but
-// a lone _id), the relay reads the queues again, all at once, and writes
-// by _id what that read allows: the check the server would make, with one
-// scan instead of one per document.
+// a lone _id), the relay reads each queue again by _id and writes by _id
+// what that read allows: the check the server would make, without its
+// scan.
 func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outcome, atomic bool) error {
 	if len(outs) == 0 {
 		return nil
@@ -212,29 +212,25 @@ func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outco
 	return nil
 }
 
-// queues reads again the queues of the documents of outs, by idKey.
+// queues reads again the queues of the documents of outs, by idKey, each
+// by its _id alone: FerretDB answers that from its _id index, and any other
+// filter with a scan of the collection.
 func queues(ctx context.Context, coll *mongo.Collection, outs []outcome) (map[string][]string, error) {
-	ids := make(bson.A, len(outs))
-	for i, o := range outs {
-		ids[i] = o.id
-	}
-	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(bson.D{{Key: path(partQueue), Value: 1}}))
-	if err != nil {
-		return nil, err
-	}
-	var docs []struct {
-		ID  any `bson:"_id"`
-		Box struct {
-			Queue []string `bson:"q"`
-		} `bson:"_outbox"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, err
-	}
-	out := make(map[string][]string, len(docs))
-	for _, d := range docs {
-		out[idKey(d.ID)] = d.Box.Queue
+	out := make(map[string][]string, len(outs))
+	for _, o := range outs {
+		var doc struct {
+			Box struct {
+				Queue []string `bson:"q"`
+			} `bson:"_outbox"`
+		}
+		err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: o.id}}, options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}})).Decode(&doc)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[idKey(o.id)] = doc.Box.Queue
 	}
 	return out, nil
 }
@@ -339,7 +335,7 @@ func (r *Relay) bulk(ctx context.Context, coll *mongo.Collection, writes []mongo
 		return sum, nil
 	}
 	size := len(writes)
-	if atomic, err := serverinfo.AtomicWrites(ctx, r.db); err != nil {
+	if atomic, err := r.atomicWrites(ctx); err != nil {
 		return sum, err
 	} else if !atomic {
 		size = ferretBulk
@@ -353,6 +349,15 @@ func (r *Relay) bulk(ctx context.Context, coll *mongo.Collection, writes []mongo
 		sum.DeletedCount += res.DeletedCount
 	}
 	return sum, nil
+}
+
+// atomicWrites reports whether the server applies a filtered write
+// atomically (see serverinfo), unless a test said.
+func (r *Relay) atomicWrites(ctx context.Context) (bool, error) {
+	if r.cfg.atomic != nil {
+		return *r.cfg.atomic, nil
+	}
+	return serverinfo.AtomicWrites(ctx, r.db)
 }
 
 // ferretBulk is how many updates go in one bulk write on FerretDB.

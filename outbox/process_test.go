@@ -117,8 +117,8 @@ func childRelay(ctx context.Context, db *mongo.Database) error {
 		_, err := published.InsertOne(ctx, publication{ID: m.ID, Subject: m.Subject, Seq: m.Seq, Pid: os.Getpid(), At: time.Now().UnixNano()})
 		return err
 	})
-	r, err := outbox.NewRelay(db, pub, outbox.WithLease(5*time.Second), outbox.WithBatch(10),
-		outbox.WithPollInterval(10*time.Millisecond), outbox.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }),
+	r, err := outbox.NewRelay(db, pub, outbox.WithLease(5*time.Second), outbox.WithBatch(25),
+		outbox.WithPollInterval(100*time.Millisecond), outbox.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }),
 		outbox.WithMaxAttempts(1000))
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func TestKilledRelay(t *testing.T) {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "%d of %d delivered", len(ids), total)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	cur, err := published.Find(ctx, bson.D{})
 	require.NoError(t, err)
@@ -326,6 +326,6 @@ func waitFor(t *testing.T, coll *mongo.Collection, filter any, n int64, wait tim
 			return
 		}
 		require.True(t, time.Now().Before(deadline), "%d of %d", c, n)
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }

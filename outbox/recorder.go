@@ -60,7 +60,7 @@ type holder interface{ outboxRecorder() *Recorder }
 
 // stored empties the recorder of the events the write carried.
 func (r *Recorder) stored() {
-	r.events = slices.Delete(r.events, 0, r.sending)
+	r.events = slices.Delete(r.events, 0, min(r.sending, len(r.events)))
 	r.sending = 0
 }
 

@@ -36,6 +36,7 @@ type relayConfig struct {
 	poll        time.Duration
 	batch       int
 	logger      *slog.Logger
+	atomic      *bool // set by tests: how the server applies filtered writes
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -227,7 +228,8 @@ func (r *Relay) collections(ctx context.Context) ([]string, error) {
 
 // index makes sure coll has the index on due that finds pending documents:
 // sparse, so that it holds only documents with work (MongoDB; FerretDB
-// accepts and ignores sparse).
+// accepts and ignores sparse). Leases get one on until, which pruning
+// reads.
 func (r *Relay) index(ctx context.Context, coll *mongo.Collection) error {
 	if _, ok := r.indexed.Load(coll.Name()); ok {
 		return nil
@@ -236,8 +238,11 @@ func (r *Relay) index(ctx context.Context, coll *mongo.Collection) error {
 		Keys:    bson.D{{Key: path(partDue), Value: 1}},
 		Options: options.Index().SetName("outbox_due").SetSparse(true),
 	})
+	if err == nil {
+		_, err = r.db.Collection(Leases).Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "until", Value: 1}}})
+	}
 	if err != nil {
-		return fmt.Errorf("creating the index on %s: %w", path(partDue), err)
+		return fmt.Errorf("creating the relay's indexes: %w", err)
 	}
 	r.indexed.Store(coll.Name(), struct{}{})
 	return nil

@@ -55,6 +55,9 @@ func bySubject(ms []outbox.Message) map[string][]outbox.Message {
 
 func newRelay(t testing.TB, db *mongo.Database, p outbox.Publisher, opts ...outbox.RelayOption) *outbox.Relay {
 	t.Helper()
+	if atomicRun {
+		opts = append(opts, outbox.WithAtomicWrites(true))
+	}
 	r, err := outbox.NewRelay(db, p, opts...)
 	require.NoError(t, err)
 	return r
@@ -63,7 +66,9 @@ func newRelay(t testing.TB, db *mongo.Database, p outbox.Publisher, opts ...outb
 // TestDrainDeliversInOrder: every stored event is delivered once, with
 // its document's Seq in the order recorded, and the documents are left
 // with nothing pending and nothing due.
-func TestDrainDeliversInOrder(t *testing.T) {
+func TestDrainDeliversInOrder(t *testing.T) { strategies(t, drainDeliversInOrder) }
+
+func drainDeliversInOrder(t *testing.T) {
 	orders, db := setup(t, nil)
 	var want []string
 	var all []*order
@@ -122,6 +127,10 @@ func TestDrainDeliversInOrder(t *testing.T) {
 // TestSaveAfterDeliveryBringsNothingBack: a model loaded before its
 // events were delivered, saved after, adds only its new event.
 func TestSaveAfterDeliveryBringsNothingBack(t *testing.T) {
+	strategies(t, saveAfterDeliveryBringsNothingBack)
+}
+
+func saveAfterDeliveryBringsNothingBack(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
 	o.Record("order.placed", nil)
@@ -148,7 +157,9 @@ func TestSaveAfterDeliveryBringsNothingBack(t *testing.T) {
 
 // TestDeleteWithPendingEvents: the events of a deleted document are
 // delivered in order, and then the document is removed for good.
-func TestDeleteWithPendingEvents(t *testing.T) {
+func TestDeleteWithPendingEvents(t *testing.T) { strategies(t, deleteWithPendingEvents) }
+
+func deleteWithPendingEvents(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
 	o.Record("order.placed", nil)
@@ -176,7 +187,9 @@ func TestDeleteWithPendingEvents(t *testing.T) {
 
 // TestRetriesKeepTheOrder: a failing message holds back its document's
 // later events, retried with backoff, while other documents flow.
-func TestRetriesKeepTheOrder(t *testing.T) {
+func TestRetriesKeepTheOrder(t *testing.T) { strategies(t, retriesKeepTheOrder) }
+
+func retriesKeepTheOrder(t *testing.T) {
 	orders, db := setup(t, nil)
 	stuck := &order{Status: "stuck"}
 	stuck.Record("first", nil)
@@ -222,7 +235,9 @@ func TestRetriesKeepTheOrder(t *testing.T) {
 // TestPoisonMessageIsDeadLettered: a message that always fails moves to
 // DeadLetters with its error after MaxAttempts, is counted and logged, and
 // the document's next event follows.
-func TestPoisonMessageIsDeadLettered(t *testing.T) {
+func TestPoisonMessageIsDeadLettered(t *testing.T) { strategies(t, poisonMessageIsDeadLettered) }
+
+func poisonMessageIsDeadLettered(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
 	o.Record("poison", nil)
@@ -327,7 +342,9 @@ func TestRelayIndexesDue(t *testing.T) {
 
 // TestEventAddedDuringDelivery: an event a writer adds while a relay
 // delivers the document's earlier ones is neither lost nor removed.
-func TestEventAddedDuringDelivery(t *testing.T) {
+func TestEventAddedDuringDelivery(t *testing.T) { strategies(t, eventAddedDuringDelivery) }
+
+func eventAddedDuringDelivery(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
 	o.Record("first", nil)
@@ -366,6 +383,10 @@ func typesOf(s stored) []string {
 // out while it publishes stops publishing, and its removal cannot take
 // what the relay that holds the document now has not delivered.
 func TestExpiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
+	strategies(t, expiredRelayRemovesOnlyWhatItPublished)
+}
+
+func expiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
 	o.Record("one", nil)

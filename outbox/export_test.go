@@ -1,0 +1,7 @@
+package outbox
+
+// WithAtomicWrites makes a relay write as on a server that applies
+// filtered writes atomically, or not, whatever the server says: the tests
+// run the conditional writes on a single-connection client of the embedded
+// server, which applies them one at a time.
+func WithAtomicWrites(atomic bool) RelayOption { return func(c *relayConfig) { c.atomic = &atomic } }
