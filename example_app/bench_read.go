@@ -54,7 +54,7 @@ func benchFind(env *benchEnv) ([]figure, error) {
 		return check(len(out))
 	}}
 	lib := &variant{name: "repo find", op: func(ctx context.Context, _ int) error {
-		out, err := finds.Find(ctx, nil)
+		out, err := finds.Find(ctx, bson.D{})
 		if err != nil {
 			return err
 		}

@@ -179,7 +179,7 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 	if err := users.Delete(ctx, found); err != nil {
 		return err
 	}
-	n, err := users.Count(ctx, nil)
+	n, err := users.Count(ctx, bson.D{})
 	if err != nil {
 		return err
 	}

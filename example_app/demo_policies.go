@@ -102,16 +102,16 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 		}
 		fmt.Fprintf(out, "   %-6s no=%d %s\n", m.Tenant, m.No, m.Name)
 	}
-	nAcme, err := customers.Count(acme, nil)
+	nAcme, err := customers.Count(acme, bson.D{})
 	if err != nil {
 		return err
 	}
-	nGlobex, err := customers.Count(globex, nil)
+	nGlobex, err := customers.Count(globex, bson.D{})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "   -> acme counts %d customers, globex %d\n", nAcme, nGlobex)
-	_, err = customers.Count(ctx, nil)
+	_, err = customers.Count(ctx, bson.D{})
 	var le *events.ListenerError
 	if !errors.As(err, &le) {
 		return fmt.Errorf("a count with no tenant was not refused: %v", err)
@@ -147,8 +147,8 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	if err := customers.Delete(acme, found); err != nil {
 		return err
 	}
-	live, _ := customers.Count(acme, nil)
-	all, _ := customers.Count(softdelete.WithDeleted(acme), nil)
+	live, _ := customers.Count(acme, bson.D{})
+	all, _ := customers.Count(softdelete.WithDeleted(acme), bson.D{})
 	fmt.Fprintf(out, "   -> Ann deleted: acme sees %d customer, %d with softdelete.WithDeleted\n", live, all)
 	raw, err = db.Collection(ann.CollectionName()).FindOne(ctx, bson.D{{Key: "_id", Value: ann.ID}}).Raw()
 	if err != nil {
@@ -159,7 +159,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 		bson.M{"$unset": bson.M{"deletedAt": ""}}); err != nil {
 		return err
 	}
-	live, _ = customers.Count(acme, nil)
+	live, _ = customers.Count(acme, bson.D{})
 	fmt.Fprintf(out, "   -> restored (an update under WithDeleted unsets the mark): acme sees %d customers\n", live)
 	return nil
 }

@@ -82,7 +82,7 @@ func ExampleNewValidation() {
 		panic(err)
 	}
 	fmt.Println(guests.Insert(ctx, &Guest{}))
-	n, _ := guests.Count(ctx, nil)
+	n, _ := guests.Count(ctx, bson.D{})
 	fmt.Println("stored:", n)
 	// Output:
 	// events: BeforeSave listener aborted Insert of *listeners_test.Guest in collection "guests": listeners: validation of *listeners_test.Guest failed: Name: is required

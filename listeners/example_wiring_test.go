@@ -112,12 +112,12 @@ func Example_wiring() {
 	if err := customers.Delete(acme, found); err != nil {
 		panic(err)
 	}
-	live, _ := customers.Count(acme, nil)
-	all, _ := customers.Count(softdelete.WithDeleted(acme), nil)
+	live, _ := customers.Count(acme, bson.D{})
+	all, _ := customers.Count(softdelete.WithDeleted(acme), bson.D{})
 	fmt.Println("live:", live, "with deleted:", all)
 
 	fmt.Println(customers.Insert(acme, &Customer{}) != nil)
-	_, err = customers.Find(ctx, nil)
+	_, err = customers.Find(ctx, bson.D{})
 	fmt.Println(errors.Is(err, tenancy.ErrNoTenant))
 	// Output:
 	// acme 1 ann

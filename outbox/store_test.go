@@ -278,16 +278,16 @@ func TestDeleteKeepsTheEvents(t *testing.T) {
 
 	_, err := orders.FindByID(ctx, o.ID)
 	assert.ErrorIs(t, err, repo.ErrNotFound)
-	all, err := orders.Find(ctx, nil)
+	all, err := orders.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
-	n, err := orders.Count(ctx, nil)
+	n, err := orders.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, n)
 	var agg []bson.M
 	require.NoError(t, orders.Aggregate(ctx, []bson.D{{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}, &agg))
 	assert.EqualValues(t, 1, agg[0]["n"], "Aggregate does not see it")
-	vals, err := orders.Distinct(ctx, "status", nil)
+	vals, err := orders.Distinct(ctx, "status", bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, []any{"other"}, vals)
 	res, err := orders.UpdateOne(ctx, bson.D{{Key: "_id", Value: o.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "revived"}}}})
@@ -331,7 +331,7 @@ func TestChecksHoldAfterEveryListener(t *testing.T) {
 			e.Filter = bson.D{}
 		}
 	}
-	_, err = orders.Find(ctx, nil)
+	_, err = orders.Find(ctx, bson.D{})
 	assert.ErrorIs(t, err, outbox.ErrUnsupported, "hiding removed")
 	undo = nil
 	assert.True(t, read(t, db, o.ID).Has)

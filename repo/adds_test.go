@@ -316,7 +316,7 @@ func TestListenersGetTheRepositoryCollection(t *testing.T) {
 	r, err := repo.New[*plain](bus, repo.WithDatabase(db), repo.WithRegistry(reg))
 	require.NoError(t, err)
 	require.NoError(t, r.Insert(ctx, &plain{Name: "a"}))
-	_, err = r.Count(ctx, nil)
+	_, err = r.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	want := db.Name() + ".plains"
 	assert.Equal(t, []string{"BeforeConvert " + want, "BeforeSave " + want, "AfterSave " + want, "BeforeQuery " + want}, seen)

@@ -9,6 +9,7 @@ import (
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
 )
 
 // An async listener keeps every After* event of real operations, in the
@@ -34,7 +35,7 @@ func TestAsyncListenerKeepsEvents(t *testing.T) {
 		}
 	}
 	require.NoError(t, plains.InsertMany(ctx, batch))
-	found, err := plains.Find(ctx, nil)
+	found, err := plains.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	require.Len(t, found, 30)
 	require.NoError(t, a.Close(ctx))

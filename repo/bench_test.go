@@ -190,7 +190,7 @@ func BenchmarkFind1000Repo(b *testing.B) {
 	seedPlains(b, r.Collection().Collection, 1000)
 	b.ReportAllocs()
 	for b.Loop() {
-		ps, err := r.Find(ctx, nil)
+		ps, err := r.Find(ctx, bson.D{})
 		if err != nil || len(ps) != 1000 {
 			b.Fatal(len(ps), err)
 		}

@@ -42,25 +42,28 @@ func (r *Repository[T]) deleteModel(ctx context.Context, o *events.Operation, m 
 	return nil
 }
 
-// DeleteMany deletes every document that matches filter and returns how
-// many it deleted. A nil filter is refused; pass bson.D{} to delete all.
-func (r *Repository[T]) DeleteMany(ctx context.Context, filter any) (int64, error) {
+// DeleteMany deletes every document that matches filter. Its result's
+// DeletedCount is how many it deleted (or, when a BeforeDelete listener
+// turns the delete into an update, such as a soft delete, how many it
+// changed). A nil filter is refused: pass bson.D{} to delete every
+// document.
+func (r *Repository[T]) DeleteMany(ctx context.Context, filter any) (*mongo.DeleteResult, error) {
 	if o := r.operation("DeleteMany", events.OpDeleteMany); o != nil {
-		return intercept(ctx, r.bus, o, func(ctx context.Context) (int64, error) { return r.deleteMany(ctx, o, filter) })
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.DeleteResult, error) { return r.deleteMany(ctx, o, filter) })
 	}
 	return r.deleteMany(ctx, nil, filter)
 }
 
-func (r *Repository[T]) deleteMany(ctx context.Context, o *events.Operation, filter any) (int64, error) {
-	if filter == nil {
-		return 0, r.wrap("DeleteMany", fmt.Errorf("nil filter; pass bson.D{} to delete every document: %w", ErrInvalidArgument))
+func (r *Repository[T]) deleteMany(ctx context.Context, o *events.Operation, filter any) (*mongo.DeleteResult, error) {
+	if err := needFilter(filter); err != nil {
+		return nil, r.wrap("DeleteMany", err)
 	}
 	res, err := r.delete(ctx, r.event(ctx, events.OpDeleteMany), filter, true)
 	deleted(o, res)
 	if err != nil {
-		return 0, r.wrap("DeleteMany", err)
+		return res, r.wrap("DeleteMany", err) // res is not nil when an AfterDelete listener failed
 	}
-	return res.DeletedCount, nil
+	return res, nil
 }
 
 // deleted records in o, when not nil, what res counts.
@@ -177,8 +180,8 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 
 func (r *Repository[T]) findOneAndDelete(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneAndDeleteOptions) (T, error) {
 	var zero T
-	if filter == nil {
-		return zero, r.wrap("FindOneAndDelete", fmt.Errorf("nil filter; pass bson.D{} to delete any document: %w", ErrInvalidArgument))
+	if err := needFilter(filter); err != nil {
+		return zero, r.wrap("FindOneAndDelete", err)
 	}
 	e := r.event(ctx, events.OpFindOneAndDelete)
 	describe(e, opts, func(o *options.FindOneAndDeleteOptions) any { return o.Sort },

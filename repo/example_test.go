@@ -95,7 +95,7 @@ func Example_beforeQuery() {
 	if err := posts.InsertMany(ctx, []*Post{{Title: "Hello"}, {Title: "Secret plans", Draft: true}}); err != nil {
 		panic(err)
 	}
-	n, _ := posts.Count(ctx, nil)
+	n, _ := posts.Count(ctx, bson.D{})
 	fmt.Println("visible posts:", n)
 	_, err = posts.FindOne(ctx, bson.M{"title": "Secret plans"})
 	fmt.Println("the draft:", err)

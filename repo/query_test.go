@@ -79,7 +79,7 @@ func TestBeforeQueryRewritesEveryMethod(t *testing.T) {
 			return err == nil && m != nil
 		},
 		"Find": func(t *testing.T, r *repo.Repository[*item], _ map[string]*item) any {
-			ms, err := r.Find(ctx, nil)
+			ms, err := r.Find(ctx, bson.D{})
 			require.NoError(t, err)
 			return len(ms)
 		},
@@ -107,7 +107,7 @@ func TestBeforeQueryRewritesEveryMethod(t *testing.T) {
 			return n
 		},
 		"Distinct": func(t *testing.T, r *repo.Repository[*item], _ map[string]*item) any {
-			vals, err := r.Distinct(ctx, "name", nil)
+			vals, err := r.Distinct(ctx, "name", bson.D{})
 			require.NoError(t, err)
 			return len(vals)
 		},
@@ -142,9 +142,9 @@ func TestBeforeQueryRewritesEveryMethod(t *testing.T) {
 			return n
 		},
 		"DeleteMany": func(t *testing.T, r *repo.Repository[*item], _ map[string]*item) any {
-			n, err := r.DeleteMany(ctx, bson.D{})
+			res, err := r.DeleteMany(ctx, bson.D{})
 			require.NoError(t, err)
-			return n
+			return res.DeletedCount
 		},
 		"Save": func(t *testing.T, r *repo.Repository[*item], docs map[string]*item) any {
 			b := docs["b1"]
@@ -208,7 +208,7 @@ func TestAbortInBeforeQueryOrBeforeUpdate(t *testing.T) {
 			return r.Update(ctx, docs["a1"])
 		},
 		"Find": func(r *repo.Repository[*item], _ map[string]*item) error {
-			_, err := r.Find(ctx, nil)
+			_, err := r.Find(ctx, bson.D{})
 			return err
 		},
 		"Aggregate": func(r *repo.Repository[*item], _ map[string]*item) error {
@@ -430,10 +430,10 @@ func TestDecodeErrorsNameTheDocument(t *testing.T) {
 		name string
 		read func() error
 	}{
-		{"FindOne", func() error { _, err := r.FindOne(ctx, nil); return err }},
-		{"Find", func() error { _, err := r.Find(ctx, nil); return err }},
+		{"FindOne", func() error { _, err := r.FindOne(ctx, bson.D{}); return err }},
+		{"Find", func() error { _, err := r.Find(ctx, bson.D{}); return err }},
 		{"All", func() error {
-			for _, err := range r.All(ctx, nil) {
+			for _, err := range r.All(ctx, bson.D{}) {
 				return err
 			}
 			return nil
@@ -469,10 +469,10 @@ func TestPoliciesRunWithEventsOff(t *testing.T) {
 
 	quiet, err := repo.New[*item](bus, repo.WithDatabase(db), repo.WithoutEvents())
 	require.NoError(t, err)
-	n, err := quiet.Count(ctx, nil)
+	n, err := quiet.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Zero(t, n, "the policy confined the count to owner a")
-	n, err = r.Count(events.WithoutEvents(ctx), nil)
+	n, err = r.Count(events.WithoutEvents(ctx), bson.D{})
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	assert.Zero(t, plain)
@@ -496,9 +496,9 @@ func TestBeforeDeleteCanTurnADeleteIntoAnUpdate(t *testing.T) {
 	}), events.On(events.BeforeDelete, events.AfterDelete))
 
 	require.NoError(t, r.Delete(ctx, ms[3]))
-	n, err := r.DeleteMany(ctx, bson.M{"name": "x"})
+	res, err := r.DeleteMany(ctx, bson.M{"name": "x"})
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), n)
+	assert.Equal(t, int64(2), res.DeletedCount)
 	m, err := r.FindOneAndDelete(ctx, bson.M{"name": "y"})
 	require.NoError(t, err)
 	assert.Equal(t, 3, m.N)
@@ -523,16 +523,16 @@ func TestQueryEventsCarryTheSort(t *testing.T) {
 		return nil
 	}), events.On(events.BeforeQuery))
 	by := bson.D{{Key: "n", Value: 1}}
-	_, err := r.Find(ctx, nil, options.Find().SetSort(by).SetProjection(bson.M{"name": 1}))
+	_, err := r.Find(ctx, bson.D{}, options.Find().SetSort(by).SetProjection(bson.M{"name": 1}))
 	require.NoError(t, err)
 	assert.Equal(t, bson.M{"name": 1}, projections[0], "the projection too")
-	_, err = r.FindOne(ctx, nil, options.FindOne().SetSort(by))
+	_, err = r.FindOne(ctx, bson.D{}, options.FindOne().SetSort(by))
 	require.NoError(t, err)
 	_, err = r.FindOneAndUpdate(ctx, bson.D{}, bson.M{"$set": bson.M{"n": 1}}, options.FindOneAndUpdate().SetSort(by))
 	require.NoError(t, err)
 	_, err = r.FindOneAndDelete(ctx, bson.D{}, options.FindOneAndDelete().SetSort(by))
 	require.NoError(t, err)
-	_, err = r.Count(ctx, nil)
+	_, err = r.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, []any{by, by, by, by, nil}, sorts)
 }

@@ -37,8 +37,9 @@ func (r *Repository[T]) findByID(ctx context.Context, o *events.Operation, id an
 	return m, nil
 }
 
-// FindOne returns the first model that matches filter (nil matches all),
-// or an error wrapping ErrNotFound.
+// FindOne returns the first model that matches filter, or an error
+// wrapping ErrNotFound. A nil filter is refused: pass bson.D{} to match
+// every document.
 func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*options.FindOneOptions) (T, error) {
 	if o := r.operation("FindOne", events.OpFind); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findFirst(ctx, o, filter, opts) })
@@ -47,9 +48,12 @@ func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...*option
 }
 
 func (r *Repository[T]) findFirst(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneOptions) (T, error) {
-	m, err := r.findOne(ctx, o, orAll(filter), opts)
+	var zero T
+	if err := needFilter(filter); err != nil {
+		return zero, r.wrap("FindOne", err)
+	}
+	m, err := r.findOne(ctx, o, filter, opts)
 	if err != nil {
-		var zero T
 		return zero, r.wrap("FindOne", err)
 	}
 	return m, nil
@@ -74,13 +78,6 @@ func (r *Repository[T]) findOne(ctx context.Context, o *events.Operation, filter
 		o.Returned = 1
 	}
 	return m, err
-}
-
-func orAll(filter any) any {
-	if filter == nil {
-		return bson.D{}
-	}
-	return filter
 }
 
 // decode publishes AfterLoad, decodes the document as its listeners left
@@ -126,8 +123,9 @@ func (r *Repository[T]) unmarshal(raw bson.Raw, v any) error {
 	return nil
 }
 
-// Find returns every model that matches filter (nil matches all). For large
-// results use Iter or All, which decode one document at a time.
+// Find returns every model that matches filter; a nil filter is refused
+// (pass bson.D{} for every model). For large results use Iter or All,
+// which decode one document at a time.
 func (r *Repository[T]) Find(ctx context.Context, filter any, opts ...*options.FindOptions) ([]T, error) {
 	if o := r.operation("Find", events.OpFind); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) ([]T, error) { return r.find(ctx, o, filter, opts) })
@@ -154,8 +152,8 @@ func (r *Repository[T]) find(ctx context.Context, o *events.Operation, filter an
 	return out, nil
 }
 
-// Iter returns a cursor over the models that match filter (nil matches
-// all). Events fire for each document as the cursor reads it, not for all
+// Iter returns a cursor over the models that match filter (a nil filter
+// is refused; pass bson.D{} for every model). Events fire for each document as the cursor reads it, not for all
 // of them up front. Close it when done.
 // With interceptors, the operation ends when Iter returns: what Next reads
 // later is not counted in it.
@@ -167,11 +165,14 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 }
 
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
+	if err := needFilter(filter); err != nil {
+		return nil, r.wrap(method, err)
+	}
 	e := r.event(ctx, events.OpFind)
 	describe(e, opts, func(o *options.FindOptions) any { return o.Sort },
 		func(o *options.FindOptions) any { return o.Projection },
 		func(o *options.FindOptions) *options.Collation { return o.Collation })
-	filter, err := r.query(ctx, e, orAll(filter))
+	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return nil, r.wrap(method, err)
 	}
@@ -182,7 +183,8 @@ func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.Fi
 	return &Cursor[T]{r: r, cur: cur, e: e, method: method}, nil
 }
 
-// All iterates over the models that match filter, for use with range:
+// All iterates over the models that match filter (a nil filter is
+// refused; pass bson.D{} for every model), for use with range:
 //
 //	for u, err := range users.All(ctx, bson.M{"active": true}) { ... }
 //
@@ -261,8 +263,9 @@ func (c *Cursor[T]) Err() error {
 // Close closes the server cursor.
 func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 
-// Count returns the number of documents that match filter (nil matches
-// all), after BeforeQuery.
+// Count returns the number of documents that match filter, after
+// BeforeQuery. A nil filter is refused: pass bson.D{} to count every
+// document.
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.CountOptions) (int64, error) {
 	if o := r.operation("Count", events.OpCount); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) (int64, error) { return r.count(ctx, filter, opts) })
@@ -271,9 +274,12 @@ func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.
 }
 
 func (r *Repository[T]) count(ctx context.Context, filter any, opts []*options.CountOptions) (int64, error) {
+	if err := needFilter(filter); err != nil {
+		return 0, r.wrap("Count", err)
+	}
 	e := r.event(ctx, events.OpCount)
 	describe(e, opts, nil, nil, func(o *options.CountOptions) *options.Collation { return o.Collation })
-	filter, err := r.query(ctx, e, orAll(filter))
+	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return 0, r.wrap("Count", err)
 	}
@@ -285,8 +291,8 @@ func (r *Repository[T]) count(ctx context.Context, filter any, opts []*options.C
 }
 
 // Distinct returns the distinct values of field among the documents that
-// match filter (nil matches all), after BeforeQuery, whose event carries
-// the field in Event.Field.
+// match filter, after BeforeQuery, whose event carries the field in
+// Event.Field. A nil filter is refused: pass bson.D{} for every document.
 func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, opts ...*options.DistinctOptions) ([]any, error) {
 	if o := r.operation("Distinct", events.OpDistinct); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) ([]any, error) { return r.distinct(ctx, o, field, filter, opts) })
@@ -298,12 +304,15 @@ func (r *Repository[T]) distinct(ctx context.Context, o *events.Operation, field
 	if field == "" {
 		return nil, r.wrap("Distinct", fmt.Errorf("empty field name: %w", ErrInvalidArgument))
 	}
+	if err := needFilter(filter); err != nil {
+		return nil, r.wrap("Distinct", err)
+	}
 	e := r.event(ctx, events.OpDistinct)
 	if e != nil {
 		e.Field = field
 	}
 	describe(e, opts, nil, nil, func(o *options.DistinctOptions) *options.Collation { return o.Collation })
-	filter, err := r.query(ctx, e, orAll(filter))
+	filter, err := r.query(ctx, e, filter)
 	if err != nil {
 		return nil, r.wrap("Distinct", err)
 	}

@@ -20,6 +20,19 @@
 //	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
 //	DeleteMany           BeforeQuery, BeforeDelete, delete, AfterDelete
 //
+// Filters: every method that takes a filter, read or write, refuses a nil
+// one (untyped nil, or a nil bson.D, bson.M, map, slice or pointer) with
+// an error that wraps ErrInvalidArgument and names the method, before any
+// listener sees it: a nil filter is most often a variable left unset, and
+// would match every document. To match every document, say so with an
+// empty filter, bson.D{}. Aggregate takes a pipeline, not a filter: a nil
+// pipeline is an empty one.
+//
+// Results: a write by filter returns the driver's result of its kind, as
+// the driver's own method does: UpdateOne and UpdateMany a
+// *mongo.UpdateResult, DeleteMany a *mongo.DeleteResult. The
+// find-and-modify methods return the model.
+//
 // An error from a hook or a Before* listener aborts the operation before
 // anything is sent. An After* error is returned after the write has
 // happened. mgm's hooks need a model, so operations by filter do not run

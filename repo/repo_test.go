@@ -88,7 +88,7 @@ func TestEventTable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "FindOne")
 
-	all, err := users.Find(ctx, nil, options.Find().SetSort(bson.M{"name": 1}))
+	all, err := users.Find(ctx, bson.D{}, options.Find().SetSort(bson.M{"name": 1}))
 	require.NoError(t, err)
 	assert.Len(t, all, 4)
 	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert"}, take(), "Find")
@@ -97,12 +97,12 @@ func TestEventTable(t *testing.T) {
 	}
 	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "All")
 
-	n, err := users.Count(ctx, nil)
+	n, err := users.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), n)
 	assert.Equal(t, []string{"BeforeQuery"}, take(), "Count")
 
-	names, err := users.Distinct(ctx, "name", nil)
+	names, err := users.Distinct(ctx, "name", bson.D{})
 	require.NoError(t, err)
 	assert.Len(t, names, 4)
 	assert.Equal(t, []string{"BeforeQuery"}, take(), "Distinct")
@@ -138,7 +138,7 @@ func TestEventTable(t *testing.T) {
 
 	deleted, err := users.DeleteMany(ctx, bson.M{"name": bson.M{"$in": []string{"a", "b"}}})
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), deleted)
+	assert.Equal(t, int64(2), deleted.DeletedCount)
 	assert.Equal(t, []string{"BeforeQuery", "BeforeDelete", "AfterDelete"}, take(), "DeleteMany")
 	assert.Equal(t, int64(1), count(t, db, "hookeds", nil))
 }
@@ -285,7 +285,7 @@ func TestAfterLoadRewritesDocument(t *testing.T) {
 		e.Document = raw
 		return err
 	}), events.On(events.AfterLoad))
-	u, err := users.FindOne(ctx, nil)
+	u, err := users.FindOne(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, "migrated", u.Name)
 }
@@ -407,7 +407,7 @@ func TestIterStreams(t *testing.T) {
 	}
 	converted := 0
 	bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { converted++; return nil }), events.On(events.AfterConvert))
-	c, err := users.Iter(ctx, nil, options.Find().SetBatchSize(2).SetSort(bson.M{"age": 1}))
+	c, err := users.Iter(ctx, bson.D{}, options.Find().SetBatchSize(2).SetSort(bson.M{"age": 1}))
 	require.NoError(t, err)
 	defer c.Close(ctx)
 	require.True(t, c.Next(ctx))
@@ -431,10 +431,10 @@ func TestEventsCanBeSwitchedOff(t *testing.T) {
 	u := &plain{Name: "quiet"}
 	require.NoError(t, quiet.Insert(ctx, u))
 	assert.False(t, u.CreatedAt.IsZero(), "mgm hooks still run")
-	_, err = users.Find(events.WithoutEvents(ctx), nil)
+	_, err = users.Find(events.WithoutEvents(ctx), bson.D{})
 	require.NoError(t, err)
 	assert.Empty(t, j.lines)
-	_, err = users.Find(ctx, nil)
+	_, err = users.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, j.lines)
 }

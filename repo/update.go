@@ -22,7 +22,7 @@ import (
 //
 // It publishes BeforeQuery (the filter), BeforeUpdate (the update), and
 // AfterUpdate (the counts). A nil filter is refused: pass bson.D{} to
-// match any document. An update without operators is refused: use Save to
+// match every document. An update without operators is refused: use Save to
 // replace a document. mgm's hooks do not run: they need a model instance,
 // and mgm runs them for single-model operations only.
 func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
@@ -153,8 +153,8 @@ func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operatio
 // update (the version, an upsert's equalities) and publishes BeforeUpdate.
 // It returns the event and what to send.
 func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool, describe func(*events.Event)) (*events.Event, any, any, error) {
-	if filter == nil {
-		return nil, nil, nil, fmt.Errorf("nil filter; pass bson.D{} to match any document: %w", ErrInvalidArgument)
+	if err := needFilter(filter); err != nil {
+		return nil, nil, nil, err
 	}
 	if err := checkUpdate(update); err != nil {
 		return nil, nil, nil, err

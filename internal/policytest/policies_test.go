@@ -69,9 +69,9 @@ func TestPoliciesTogether(t *testing.T) {
 	assert.Equal(t, acme, up.Tenant, "the upsert's document: stamped, encrypted, searchable")
 	assert.Equal(t, int64(7), up.No)
 
-	n, err := customers.DeleteMany(asAcme, bson.M{"email": same})
+	deleted, err := customers.DeleteMany(asAcme, bson.M{"email": same})
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), n)
+	assert.Equal(t, int64(1), deleted.DeletedCount)
 	_, err = customers.FindOne(asAcme, bson.M{"email": same})
 	assert.ErrorIs(t, err, repo.ErrNotFound, "soft-deleted")
 	gone, err := customers.FindOne(softdelete.WithDeleted(asAcme), bson.M{"email": same})
@@ -80,7 +80,7 @@ func TestPoliciesTogether(t *testing.T) {
 	theirs, err := customers.FindOne(asGlobex, bson.M{"email": same})
 	require.NoError(t, err)
 	assert.Nil(t, theirs.DeletedAt, "globex's is untouched")
-	_, err = customers.Find(events.WithoutEvents(ctx), nil)
+	_, err = customers.Find(events.WithoutEvents(ctx), bson.D{})
 	assert.ErrorIs(t, err, tenancy.ErrNoTenant)
 }
 

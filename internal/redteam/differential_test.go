@@ -49,7 +49,7 @@ func TestDefendCheckReadsWhatDriverDoesNotSend(t *testing.T) {
 		return nil
 	}), events.On(events.BeforeQuery), events.AsPolicy(), events.Order(1<<20))
 
-	n, err := w.accounts.Count(asAcme, nil)
+	n, err := w.accounts.Count(asAcme, bson.D{})
 	if err == nil {
 		assert.Equal(t, int64(2), n, "acme counted globex's accounts")
 	}
@@ -59,7 +59,7 @@ func TestDefendCheckReadsWhatDriverDoesNotSend(t *testing.T) {
 			assert.Equal(t, acme, d["tenant"], "acme aggregated globex's accounts")
 		}
 	}
-	notes, err := w.notes.Find(asAcme, nil)
+	notes, err := w.notes.Find(asAcme, bson.D{})
 	if err == nil {
 		assert.Empty(t, notes, "a soft-deleted note was read without WithDeleted")
 	}

@@ -34,11 +34,11 @@ func TestDefendInterceptorWidensContext(t *testing.T) {
 	require.NoError(t, w.notes.Delete(asGlobex, gone))
 	w.bus.Register(widener{})
 
-	n, err := w.accounts.Count(ctx, nil) // no tenant at all
+	n, err := w.accounts.Count(ctx, bson.D{}) // no tenant at all
 	if err == nil {
 		assert.LessOrEqual(t, n, int64(0), "a request without a tenant counted every tenant's accounts")
 	}
-	notes, err := w.notes.Find(asAcme, nil)
+	notes, err := w.notes.Find(asAcme, bson.D{})
 	if err == nil {
 		assert.Empty(t, notes, "acme read globex's soft-deleted note")
 	}
@@ -62,9 +62,9 @@ func TestHeldTracerWidensPolicyContext(t *testing.T) {
 	w := wire(t)
 	w.seed(t)
 	w.bus.Register(tracer{})
-	_, err := w.accounts.Count(asAcme, nil)
+	_, err := w.accounts.Count(asAcme, bson.D{})
 	assert.Error(t, err)
-	_, err = w.accounts.Find(asAcme, nil)
+	_, err = w.accounts.Find(asAcme, bson.D{})
 	assert.Error(t, err)
 	_, err = w.accounts.DeleteMany(asAcme, bson.D{})
 	assert.Error(t, err)

@@ -36,7 +36,7 @@ func TestDefendPluginRewritesModelType(t *testing.T) {
 	_, _ = w.accounts.DeleteMany(asAcme, bson.M{"tenant": globex})
 	assert.Equal(t, 2, w.count(t, "accounts", bson.M{"tenant": globex}), "acme deleted globex's accounts")
 	// With no tenant at all, it must fail closed.
-	_, err = w.accounts.Count(ctx, nil)
+	_, err = w.accounts.Count(ctx, bson.D{})
 	assert.Error(t, err, "no tenant in the context must be refused")
 
 	// Encryption: the document is stored with its plaintext.
@@ -63,7 +63,7 @@ func TestDefendPluginRewritesEventType(t *testing.T) {
 		e.Type = events.AfterLoad
 		return nil
 	}, events.On(events.BeforeQuery))
-	n, err := w.accounts.Count(asAcme, nil)
+	n, err := w.accounts.Count(asAcme, bson.D{})
 	if err == nil {
 		assert.Equal(t, int64(2), n, "acme counted globex's accounts")
 	}
@@ -86,13 +86,13 @@ func TestDefendPluginRewritesOp(t *testing.T) {
 		}
 		return nil
 	}, events.On(events.BeforeQuery))
-	got, err := w.accounts.Find(asAcme, nil)
+	got, err := w.accounts.Find(asAcme, bson.D{})
 	if err == nil {
 		for _, a := range got {
 			assert.Equal(t, acme, a.Tenant, "acme read a globex account")
 		}
 	}
-	notes, err := w.notes.Find(tenantAll(), nil)
+	notes, err := w.notes.Find(tenantAll(), bson.D{})
 	if err == nil {
 		assert.Empty(t, notes, "a soft-deleted note was read without WithDeleted")
 	}

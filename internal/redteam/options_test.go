@@ -30,7 +30,7 @@ func TestDefendPluginHidesCollationAndProjection(t *testing.T) {
 	// Tenancy refuses a collation (it could make "acme" match "ACME");
 	// here the find goes out with it.
 	ci := &options.Collation{Locale: "en", Strength: 2}
-	_, _ = w.accounts.Find(asAcme, nil, options.Find().SetCollation(ci))
+	_, _ = w.accounts.Find(asAcme, bson.D{}, options.Find().SetCollation(ci))
 	for _, c := range log.sent("find") {
 		assert.NotEqual(t, "en", c.Lookup("collation", "locale").StringValue(),
 			"a case-insensitive collation reached the server on a tenant query: %v", c)
@@ -39,7 +39,7 @@ func TestDefendPluginHidesCollationAndProjection(t *testing.T) {
 	// Encryption refuses a projection that computes values (the decryption
 	// oracle of TestEncDefendFindProjectionInspected); here it goes out.
 	proj := bson.D{{Key: "notes", Value: bson.D{{Key: "$literal", Value: "planted"}}}}
-	_, _ = w.patients.FindOne(asAcme, nil, options.FindOne().SetProjection(proj))
+	_, _ = w.patients.FindOne(asAcme, bson.D{}, options.FindOne().SetProjection(proj))
 	for _, c := range log.sent("find") {
 		_, err := c.LookupErr("projection", "notes", "$literal")
 		assert.Error(t, err, "a computing projection reached the server on an encrypted model: %v", c)

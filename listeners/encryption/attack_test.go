@@ -362,7 +362,7 @@ func TestEncDefendPolicyAfterEncryptionWritesPlaintext(t *testing.T) {
 	raw := rawByID(t, db, "patients", p.ID)
 	assert.Equal(t, encryption.EncryptedSubtype, binOf(t, raw, "notes").Subtype)
 	assert.Equal(t, encryption.EncryptedSubtype, binOf(t, raw, "email").Subtype)
-	n, err := patients.Count(ctx, nil)
+	n, err := patients.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "nothing refused was written")
 }
@@ -636,9 +636,9 @@ func TestEncHeldRefusals(t *testing.T) {
 		_, err := patients.UpdateMany(ctx, bson.M{}, u)
 		assert.ErrorIs(t, err, encryption.ErrEncryptedField, name)
 	}
-	_, err := patients.Distinct(ctx, "notes", nil)
+	_, err := patients.Distinct(ctx, "notes", bson.D{})
 	assert.ErrorIs(t, err, encryption.ErrEncryptedField)
-	_, err = patients.Find(ctx, nil, options.Find().SetSort(bson.M{"email": 1}))
+	_, err = patients.Find(ctx, bson.D{}, options.Find().SetSort(bson.M{"email": 1}))
 	assert.ErrorIs(t, err, encryption.ErrEncryptedField)
 	for _, f := range []any{bson.M{"notes": "x"}, bson.M{"email": bson.M{"$ne": "x"}}, bson.M{"email": primitive.Regex{Pattern: "a"}},
 		bson.M{"birth.year": 1}, bson.M{"$or": bson.A{bson.M{"email": bson.M{"$gt": "a"}}}}} {

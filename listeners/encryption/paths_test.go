@@ -110,7 +110,7 @@ func TestEncryptionEveryWritePathStoresNoPlaintext(t *testing.T) {
 	}
 
 	// Everything reads back, and each plaintext is found by its field.
-	all, err := patients.Find(ctx, nil)
+	all, err := patients.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, p := range all {

@@ -31,7 +31,7 @@ func TestEncryptionRotation(t *testing.T) {
 		ids[keyID(t, raw, "email")]++
 	}
 	assert.Equal(t, map[string]int{"2026-01": 3, "2026-11": 1}, ids, "writes use the current key")
-	all, err := patients.Find(ctx, nil)
+	all, err := patients.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"a@x", "b@x", "c@x", "d@x"}, emails(all), "reads accept every key")
 	for _, e := range []string{"a@x", "d@x"} {

@@ -47,8 +47,8 @@ func ExampleNew() {
 	if err := posts.Delete(ctx, p); err != nil {
 		panic(err)
 	}
-	live, _ := posts.Count(ctx, nil)
-	all, _ := posts.Count(softdelete.WithDeleted(ctx), nil)
+	live, _ := posts.Count(ctx, bson.D{})
+	all, _ := posts.Count(softdelete.WithDeleted(ctx), bson.D{})
 	fmt.Println("live:", live, "with deleted:", all)
 
 	// Restore.
@@ -56,12 +56,12 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	live, _ = posts.Count(ctx, nil)
+	live, _ = posts.Count(ctx, bson.D{})
 	fmt.Println("live after restore:", live)
 
 	// Purge for real.
-	n, _ := posts.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
-	fmt.Println("purged:", n)
+	res, _ := posts.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
+	fmt.Println("purged:", res.DeletedCount)
 	// Output:
 	// live: 0 with deleted: 1
 	// live after restore: 1

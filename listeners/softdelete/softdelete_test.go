@@ -59,9 +59,9 @@ func TestSoftDelete(t *testing.T) {
 	alice := context.WithValue(ctx, userKey{}, "alice")
 
 	require.NoError(t, r.Delete(alice, notes[0]))
-	n, err := r.DeleteMany(alice, bson.M{"text": bson.M{"$in": bson.A{"n1", "n2", "n3"}}})
+	res, err := r.DeleteMany(alice, bson.M{"text": bson.M{"$in": bson.A{"n1", "n2", "n3"}}})
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), n, "n1 was marked already: only n2 and n3 count")
+	assert.Equal(t, int64(2), res.DeletedCount, "n1 was marked already: only n2 and n3 count")
 	gone, err := r.FindOneAndDelete(events.WithoutEvents(alice), bson.M{"text": "n4"})
 	require.NoError(t, err, "switching events off does not switch the policy off")
 	require.NotNil(t, gone.DeletedAt)
@@ -77,7 +77,7 @@ func TestSoftDelete(t *testing.T) {
 		assert.ErrorIs(t, err, repo.ErrNotFound)
 		_, err = r.FindOne(ctx, bson.M{"text": "n2"})
 		assert.ErrorIs(t, err, repo.ErrNotFound)
-		all, err := r.Find(ctx, nil)
+		all, err := r.Find(ctx, bson.D{})
 		require.NoError(t, err)
 		require.Len(t, all, 1)
 		assert.Equal(t, "n5", all[0].Text)
@@ -89,14 +89,14 @@ func TestSoftDelete(t *testing.T) {
 		}
 		require.NoError(t, c.Close(ctx))
 		assert.Equal(t, 1, k)
-		for range r.All(ctx, nil) {
+		for range r.All(ctx, bson.D{}) {
 			k++
 		}
 		assert.Equal(t, 2, k)
-		n, err := r.Count(ctx, nil)
+		n, err := r.Count(ctx, bson.D{})
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), n)
-		vals, err := r.Distinct(ctx, "text", nil)
+		vals, err := r.Distinct(ctx, "text", bson.D{})
 		require.NoError(t, err)
 		assert.Equal(t, []any{"n5"}, vals)
 		var agg []bson.M
@@ -109,7 +109,7 @@ func TestSoftDelete(t *testing.T) {
 		assert.ErrorIs(t, err, repo.ErrNotFound)
 	})
 	t.Run("WithDeleted sees them", func(t *testing.T) {
-		n, err := r.Count(softdelete.WithDeleted(ctx), nil)
+		n, err := r.Count(softdelete.WithDeleted(ctx), bson.D{})
 		require.NoError(t, err)
 		assert.Equal(t, int64(5), n)
 		m, err := r.FindByID(softdelete.WithDeleted(ctx), notes[0].ID)
@@ -125,13 +125,13 @@ func TestSoftDelete(t *testing.T) {
 		assert.Nil(t, back.DeletedAt)
 	})
 	t.Run("hard delete", func(t *testing.T) {
-		n, err := r.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
+		res, err := r.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
 		require.NoError(t, err)
-		assert.Equal(t, int64(2), n, "the live n1 and n5")
+		assert.Equal(t, int64(2), res.DeletedCount, "the live n1 and n5")
 		assert.Equal(t, int64(3), rawCount(), "marked ones stay")
-		n, err = r.DeleteMany(softdelete.HardDelete(softdelete.WithDeleted(ctx)), bson.D{})
+		res, err = r.DeleteMany(softdelete.HardDelete(softdelete.WithDeleted(ctx)), bson.D{})
 		require.NoError(t, err)
-		assert.Equal(t, int64(3), n)
+		assert.Equal(t, int64(3), res.DeletedCount)
 		assert.Zero(t, rawCount(), "purged")
 	})
 }
@@ -141,10 +141,10 @@ func TestSoftDelete(t *testing.T) {
 func TestSoftDeleteZeroTime(t *testing.T) {
 	r, _ := softDeleted[*Memo](t)
 	require.NoError(t, r.InsertMany(ctx, []*Memo{{Text: "a"}, {Text: "b"}}))
-	n, err := r.DeleteMany(ctx, bson.M{"text": "a"})
+	res, err := r.DeleteMany(ctx, bson.M{"text": "a"})
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), n)
-	live, err := r.Find(ctx, nil)
+	assert.Equal(t, int64(1), res.DeletedCount)
+	live, err := r.Find(ctx, bson.D{})
 	require.NoError(t, err)
 	require.Len(t, live, 1)
 	assert.Equal(t, "b", live[0].Text)

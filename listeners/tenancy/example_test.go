@@ -59,7 +59,7 @@ func ExampleNew() {
 	}
 	n, _ := invoices.Count(acme, bson.M{"tenant": "globex"}) // stays inside acme
 	fmt.Println("acme sees of globex:", n)
-	_, err = invoices.Find(ctx, nil)
+	_, err = invoices.Find(ctx, bson.D{})
 	fmt.Println(errors.Is(err, tenancy.ErrNoTenant))
 	// Output:
 	// acme 1

@@ -89,18 +89,18 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 			map[string]any{"db.response.returned_rows": int64(0)}},
 		{"FindOne", "FindOne", func() error { _, err := r.FindOne(ctx, bson.M{"email": "b@x"}); return err }, "", map[string]any{"db.response.returned_rows": int64(1)}},
 		{"FindOne nothing", "FindOne", func() error { _, err := r.FindOne(ctx, missing); return err }, "", map[string]any{"db.response.returned_rows": int64(0)}},
-		{"FindOne vetoed", "FindOne", func() error { _, err := r.FindOne(vetoed, nil); return err }, "vetoed", map[string]any{"db.response.returned_rows": int64(0)}},
+		{"FindOne vetoed", "FindOne", func() error { _, err := r.FindOne(vetoed, bson.D{}); return err }, "vetoed", map[string]any{"db.response.returned_rows": int64(0)}},
 		{"Find", "Find", func() error { _, err := r.Find(ctx, bson.M{"email": bson.M{"$in": bson.A{"b@x", "c@x"}}}); return err }, "",
 			map[string]any{"db.response.returned_rows": int64(2)}},
 		{"Find refused", "Find", func() error { _, err := r.Find(ctx, bad); return err }, "server_error", map[string]any{"db.response.returned_rows": int64(0)}},
 		{"Iter", "Iter", func() error {
-			c, err := r.Iter(ctx, nil)
+			c, err := r.Iter(ctx, bson.D{})
 			if err == nil {
 				_ = c.Close(ctx)
 			}
 			return err
 		}, "", map[string]any{"db.response.returned_rows": int64(0)}},
-		{"Iter vetoed", "Iter", func() error { _, err := r.Iter(vetoed, nil); return err }, "vetoed", map[string]any{"db.response.returned_rows": int64(0)}},
+		{"Iter vetoed", "Iter", func() error { _, err := r.Iter(vetoed, bson.D{}); return err }, "vetoed", map[string]any{"db.response.returned_rows": int64(0)}},
 		{"All", "All", func() error {
 			for _, err := range r.All(ctx, bson.M{"email": "b@x"}) {
 				if err != nil {
@@ -115,7 +115,7 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 			}
 			return nil
 		}, "server_error", map[string]any{"db.response.returned_rows": int64(0)}},
-		{"Count", "Count", func() error { _, err := r.Count(ctx, nil); return err }, "", map[string]any{}},
+		{"Count", "Count", func() error { _, err := r.Count(ctx, bson.D{}); return err }, "", map[string]any{}},
 		{"Count refused", "Count", func() error { _, err := r.Count(ctx, bad); return err }, "server_error", map[string]any{}},
 		{"Distinct", "Distinct", func() error { _, err := r.Distinct(ctx, "email", bson.M{"age": 2}); return err }, "",
 			map[string]any{"db.response.returned_rows": int64(1)}},
