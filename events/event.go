@@ -87,24 +87,29 @@ type Op uint8
 
 // The repository operations.
 const (
-	OpInsert           Op = iota + 1 // Insert, or Save of a model without an ID.
-	OpInsertMany                     // InsertMany.
-	OpReplace                        // Save of a model that has an ID.
-	OpUpdate                         // Update.
-	OpFind                           // FindByID, FindOne, Find and the iterators.
-	OpDelete                         // Delete of one model.
-	OpDeleteMany                     // DeleteMany by filter.
-	OpUpdateOne                      // UpdateOne: an operator update by filter.
-	OpUpdateMany                     // UpdateMany: an operator update by filter.
-	OpFindOneAndUpdate               // FindOneAndUpdate.
-	OpFindOneAndDelete               // FindOneAndDelete.
-	OpAggregate                      // Aggregate.
-	OpDistinct                       // Distinct.
-	OpCount                          // Count.
+	OpInsert            Op = iota + 1 // Insert, or Save of a model without an ID.
+	OpInsertMany                      // InsertMany.
+	OpReplace                         // Save of a model that has an ID.
+	OpUpdate                          // Update.
+	OpFind                            // FindByID, FindOne, Find and the iterators.
+	OpDelete                          // Delete of one model.
+	OpDeleteMany                      // DeleteMany by filter.
+	OpUpdateOne                       // UpdateOne: an operator update by filter.
+	OpUpdateMany                      // UpdateMany: an operator update by filter.
+	OpFindOneAndUpdate                // FindOneAndUpdate.
+	OpFindOneAndDelete                // FindOneAndDelete.
+	OpAggregate                       // Aggregate.
+	OpDistinct                        // Distinct.
+	OpCount                           // Count.
+	OpDeleteOne                       // DeleteOne: a delete of one document by filter.
+	OpReplaceOne                      // ReplaceOne: a replace of one document by filter with a model.
+	OpFindOneAndReplace               // FindOneAndReplace.
+	OpWatch                           // Watch: a change stream, whose query is Event.Pipeline.
 )
 
 var opNames = [...]string{"", "Insert", "InsertMany", "Replace", "Update", "Find", "Delete", "DeleteMany",
-	"UpdateOne", "UpdateMany", "FindOneAndUpdate", "FindOneAndDelete", "Aggregate", "Distinct", "Count"}
+	"UpdateOne", "UpdateMany", "FindOneAndUpdate", "FindOneAndDelete", "Aggregate", "Distinct", "Count",
+	"DeleteOne", "ReplaceOne", "FindOneAndReplace", "Watch"}
 
 // String returns the operation's name, such as "InsertMany".
 func (o Op) String() string {
@@ -114,9 +119,15 @@ func (o Op) String() string {
 	return "Op(" + strconv.Itoa(int(o)) + ")"
 }
 
-// Write reports whether o writes a model (insert, replace or update). The
-// operator updates by filter do not: they publish BeforeUpdate instead.
-func (o Op) Write() bool { return o >= OpInsert && o <= OpUpdate }
+// Write reports whether o writes a model (insert, replace or update,
+// ReplaceOne and FindOneAndReplace included). The operator updates by
+// filter do not: they publish BeforeUpdate instead.
+func (o Op) Write() bool { return o >= OpInsert && o <= OpUpdate || o.Replace() }
+
+// Replace reports whether o replaces a stored document with a model: Save
+// of a model that has an ID (OpReplace), ReplaceOne and FindOneAndReplace.
+// A listener that keeps fields across a replace (Event.Keep) asks this.
+func (o Op) Replace() bool { return o == OpReplace || o == OpReplaceOne || o == OpFindOneAndReplace }
 
 // OperatorUpdate reports whether o sends an operator update (UpdateOne,
 // UpdateMany, FindOneAndUpdate) and so publishes BeforeUpdate.
@@ -155,8 +166,12 @@ type Event struct {
 	// it; any value the driver accepts will do (bson.D, bson.M, a struct).
 	// Use mql.And to add a condition to a filter of any shape.
 	Filter any
-	// Pipeline is Aggregate's pipeline (BeforeQuery may replace it; see
-	// mql.Stages). It is nil for other operations.
+	// Pipeline is the pipeline of Aggregate, or of Watch, whose stages
+	// see change events: a stored document's fields are under
+	// "fullDocument." there (BeforeQuery may replace it; see mql.Stages).
+	// It is nil for other operations, and Filter is nil for these two: a
+	// listener that confines a query must confine Pipeline, or the
+	// repository refuses the operation.
 	Pipeline any
 	// Update is the update of UpdateOne, UpdateMany or FindOneAndUpdate:
 	// an update document of operators, or an update pipeline. BeforeUpdate's

@@ -198,7 +198,7 @@ func (o *Outbox) beforeSave(ctx context.Context, e *events.Event, k kind, rec *R
 			return fmt.Errorf("%w: the %v document holds the reserved field %s (an inline map?); the outbox alone writes it", ErrUnsupported, e.ModelType, Field)
 		}
 	}
-	if e.Op == events.OpReplace {
+	if e.Op.Replace() {
 		e.Keep = append(e.Keep, Field)
 	}
 	evs := take(modelRecorder(e), rec)
@@ -374,7 +374,7 @@ func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
 			err = errors.New("a listener removed the condition that hides deleted documents")
 		}
 	case events.BeforeSave:
-		if e.Op == events.OpReplace && !slices.Contains(e.Keep, Field) {
+		if e.Op.Replace() && !slices.Contains(e.Keep, Field) {
 			err = errors.New("a listener removed the outbox from Event.Keep, so a Save would wipe undelivered events")
 		} else if sending(modelRecorder(e), rec) && !carries(e) {
 			err = errors.New("a listener removed the events from the write")

@@ -66,6 +66,29 @@ func (r *Repository[T]) deleteMany(ctx context.Context, o *events.Operation, fil
 	return res, nil
 }
 
+// DeleteOne deletes the first document that matches filter, as DeleteMany
+// does every one: it publishes BeforeQuery, BeforeDelete and AfterDelete,
+// and its result's DeletedCount is 0 or 1. A nil filter is refused: pass
+// bson.D{} to delete any one document.
+func (r *Repository[T]) DeleteOne(ctx context.Context, filter any) (*mongo.DeleteResult, error) {
+	if o := r.operation("DeleteOne", events.OpDeleteOne); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.DeleteResult, error) { return r.deleteOne(ctx, o, filter) })
+	}
+	return r.deleteOne(ctx, nil, filter)
+}
+
+func (r *Repository[T]) deleteOne(ctx context.Context, o *events.Operation, filter any) (*mongo.DeleteResult, error) {
+	if err := needFilter(filter); err != nil {
+		return nil, r.wrap("DeleteOne", err)
+	}
+	res, err := r.delete(ctx, r.event(ctx, events.OpDeleteOne), filter, false)
+	deleted(o, res)
+	if err != nil {
+		return res, r.wrap("DeleteOne", err)
+	}
+	return res, nil
+}
+
 // deleted records in o, when not nil, what res counts.
 func deleted(o *events.Operation, res *mongo.DeleteResult) {
 	if o != nil && res != nil {
@@ -243,32 +266,5 @@ func (r *Repository[T]) findOneAndDelete(ctx context.Context, o *events.Operatio
 // FindOneAndUpdate that replaces it in a soft delete, which returns the
 // document as marked.
 func markOptions(opts []*options.FindOneAndDeleteOptions) *options.FindOneAndUpdateOptions {
-	u := options.FindOneAndUpdate().SetReturnDocument(options.After)
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if o.Collation != nil {
-			u.Collation = o.Collation
-		}
-		if o.Comment != nil {
-			u.Comment = o.Comment
-		}
-		if o.MaxTime != nil {
-			u.MaxTime = o.MaxTime
-		}
-		if o.Projection != nil {
-			u.Projection = o.Projection
-		}
-		if o.Sort != nil {
-			u.Sort = o.Sort
-		}
-		if o.Hint != nil {
-			u.Hint = o.Hint
-		}
-		if o.Let != nil {
-			u.Let = o.Let
-		}
-	}
-	return u
+	return carryOptions(options.FindOneAndUpdate().SetReturnDocument(options.After), opts)
 }

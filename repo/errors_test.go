@@ -79,6 +79,12 @@ func TestNilFilterIsRefusedEverywhere(t *testing.T) {
 		"FindOneAndUpdate": func(f any) error { _, err := r.FindOneAndUpdate(ctx, f, set); return err },
 		"FindOneAndDelete": func(f any) error { _, err := r.FindOneAndDelete(ctx, f); return err },
 		"DeleteMany":       func(f any) error { _, err := r.DeleteMany(ctx, f); return err },
+		"DeleteOne":        func(f any) error { _, err := r.DeleteOne(ctx, f); return err },
+		"ReplaceOne":       func(f any) error { _, err := r.ReplaceOne(ctx, f, &item{Name: "r"}); return err },
+		"FindOneAndReplace": func(f any) error {
+			_, err := r.FindOneAndReplace(ctx, f, &item{Name: "r"})
+			return err
+		},
 	}
 	for method, call := range calls {
 		for name, f := range map[string]any{"nil": nil, "nil bson.D": bson.D(nil), "nil bson.M": bson.M(nil), "nil map": map[string]any(nil)} {

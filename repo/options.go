@@ -1,6 +1,8 @@
 package repo
 
 import (
+	"reflect"
+
 	"github.com/mgmevents/mgmevents/events"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
@@ -33,4 +35,29 @@ func describe[O any](e *events.Event, opts []*O, sort, proj func(*O) any, coll f
 		e.Projection = lastOpt(opts, proj)
 	}
 	e.Collation = lastOpt(opts, coll)
+}
+
+// carryOptions sets in dst, the options of the operation the repository
+// sends instead of the caller's (an update instead of a replace or a
+// delete), every option of opts that dst has too, by name and type, the
+// last one set winning as the driver merges them. It runs only on those
+// paths, where a reflective copy costs nothing that matters.
+func carryOptions[S, D any](dst *D, opts []*S) *D {
+	dv := reflect.ValueOf(dst).Elem()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		sv := reflect.ValueOf(o).Elem()
+		for i := range sv.NumField() {
+			f := sv.Field(i)
+			if f.IsZero() {
+				continue
+			}
+			if d := dv.FieldByName(sv.Type().Field(i).Name); d.IsValid() && d.Type() == f.Type() && d.CanSet() {
+				d.Set(f)
+			}
+		}
+	}
+	return dst
 }

@@ -17,8 +17,12 @@
 //	UpdateMany
 //	FindOneAndUpdate     BeforeQuery, BeforeUpdate, update, AfterUpdate, AfterLoad, AfterConvert
 //	FindOneAndDelete     BeforeQuery, BeforeDelete, delete, AfterDelete, AfterLoad, AfterConvert
+//	ReplaceOne           Updating, Saving, BeforeQuery, BeforeConvert, BeforeSave, replace, AfterSave, Updated, Saved
+//	                     (when none matched and none was upserted: nothing after the replace)
+//	FindOneAndReplace    as ReplaceOne, then AfterLoad, AfterConvert for the returned document
 //	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
-//	DeleteMany           BeforeQuery, BeforeDelete, delete, AfterDelete
+//	DeleteOne,           BeforeQuery, BeforeDelete, delete, AfterDelete
+//	DeleteMany
 //
 // Filters: every method that takes a filter, read or write, refuses a nil
 // one (untyped nil, or a nil bson.D, bson.M, map, slice or pointer) with
@@ -29,8 +33,8 @@
 // pipeline is an empty one.
 //
 // Results: a write by filter returns the driver's result of its kind, as
-// the driver's own method does: UpdateOne and UpdateMany a
-// *mongo.UpdateResult, DeleteMany a *mongo.DeleteResult. The
+// the driver's own method does: UpdateOne, UpdateMany and ReplaceOne a
+// *mongo.UpdateResult, DeleteOne and DeleteMany a *mongo.DeleteResult. The
 // find-and-modify methods return the model.
 //
 // An error from a hook or a Before* listener aborts the operation before

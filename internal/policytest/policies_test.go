@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -35,18 +36,7 @@ type Customer struct {
 // filters and updates.
 func TestPoliciesTogether(t *testing.T) {
 	db := srv.Database(t)
-	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
-	require.NoError(t, err)
-	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}})
-	require.NoError(t, err)
-	bus := events.NewBus()
-	bus.Register(keys)
-	bus.Register(enc)
-	bus.Register(ten)
-	bus.Register(softdelete.New())
-	customers, err := repo.New[*Customer](bus, repo.WithDatabase(db))
-	require.NoError(t, err)
+	customers := allPolicies(t, db)
 
 	same := "same@example.com"
 	require.NoError(t, customers.Insert(asAcme, &Customer{Email: same}))
@@ -82,6 +72,25 @@ func TestPoliciesTogether(t *testing.T) {
 	assert.Nil(t, theirs.DeletedAt, "globex's is untouched")
 	_, err = customers.Find(events.WithoutEvents(ctx), bson.D{})
 	assert.ErrorIs(t, err, tenancy.ErrNoTenant)
+}
+
+// allPolicies returns a repository of Customer on db, on a bus with
+// AutoKeys and the three policies.
+func allPolicies(t *testing.T, db *mongo.Database) *repo.Repository[*Customer] {
+	t.Helper()
+	ten := tenancy.New()
+	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	require.NoError(t, err)
+	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}})
+	require.NoError(t, err)
+	bus := events.NewBus()
+	bus.Register(keys)
+	bus.Register(enc)
+	bus.Register(ten)
+	bus.Register(softdelete.New())
+	customers, err := repo.New[*Customer](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	return customers
 }
 
 // TestPolicyTagsNeedTheirPolicy: a model whose tags only a policy gives

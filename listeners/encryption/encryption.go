@@ -232,9 +232,13 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 	}
 	switch e.Type {
 	case events.BeforeSave:
-		if e.Document != nil {
-			e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
+		if e.Document == nil {
+			break
 		}
+		if _, ierr := e.Document.LookupErr("_id"); ierr != nil && e.Op.Replace() {
+			return fmt.Errorf("encryption: %v of a %v without an ID: its ciphertexts would be bound to no document; give the model the _id of the document it replaces: %w", e.Op, e.ModelType, ErrEncryptedField)
+		}
+		e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
 	case events.AfterLoad:
 		if e.Document != nil && (e.Op != events.OpAggregate || preservesDocuments(e.Pipeline)) {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)

@@ -60,7 +60,7 @@ func WithClock(now func() time.Time) Option {
 // policy (events.Policy), so switching events off does not switch it off,
 // and its Check verifies after all listeners that it still holds.
 //
-//   - Delete, DeleteMany and FindOneAndDelete set the softdelete:"at" mark (and a
+//   - Delete, DeleteOne, DeleteMany and FindOneAndDelete set the softdelete:"at" mark (and a
 //     softdelete:"by" field, from WithActor) on live documents instead
 //     of deleting; BeforeDelete and AfterDelete still fire, and the count is
 //     the number of documents marked.
@@ -136,7 +136,7 @@ func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
 // a mark is never overwritten.
 func hides(ctx context.Context, e *events.Event) bool {
 	switch e.Op {
-	case events.OpDelete, events.OpDeleteMany, events.OpFindOneAndDelete:
+	case events.OpDelete, events.OpDeleteOne, events.OpDeleteMany, events.OpFindOneAndDelete:
 		if events.Caller(ctx).Value(hardDeleteKey{}) == nil {
 			return true
 		}

@@ -1,0 +1,36 @@
+package outbox_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// TestReplaceByFilterKeepsPending: ReplaceOne and FindOneAndReplace, like
+// Save, keep the events an earlier write left in the document, and store
+// the replacement's own.
+func TestReplaceByFilterKeepsPending(t *testing.T) {
+	orders, db := setup(t, nil)
+	o := &order{Status: "placed"}
+	o.Record("order.placed", nil)
+	first := ids(o.Recorded())
+	require.NoError(t, orders.Insert(ctx, o))
+
+	by := &order{Status: "checked"}
+	res, err := orders.ReplaceOne(ctx, bson.M{"status": "placed"}, by)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.MatchedCount)
+	assert.Equal(t, first, read(t, db, o.ID).Box.Queue, "ReplaceOne keeps the pending event")
+
+	again := &order{Status: "paid"}
+	again.Record("order.paid", nil)
+	second := ids(again.Recorded())
+	_, err = orders.FindOneAndReplace(ctx, bson.M{"status": "checked"}, again)
+	require.NoError(t, err)
+	s := read(t, db, o.ID)
+	assert.Equal(t, append(first, second...), s.Box.Queue, "FindOneAndReplace keeps it and adds its own")
+	assert.Equal(t, "paid", s.Status)
+	assert.Empty(t, again.Recorded())
+}

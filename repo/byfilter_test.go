@@ -1,0 +1,85 @@
+package repo_test
+
+import (
+	"testing"
+
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// TestEventTableByFilter proves the rows of DeleteOne, ReplaceOne and
+// FindOneAndReplace in the package documentation's table, with mgm's
+// hooks where they fall, and what each leaves in the database.
+func TestEventTableByFilter(t *testing.T) {
+	j := &journal{}
+	_, users, db := setup[*hooked](t, j)
+	take := func() []string { l := j.lines; j.lines = nil; return l }
+	require.NoError(t, users.InsertMany(ctx, []*hooked{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}))
+	take()
+
+	res, err := users.DeleteOne(ctx, bson.M{"name": bson.M{"$in": bson.A{"a", "b"}}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.DeletedCount, "one of the two")
+	assert.Equal(t, []string{"BeforeQuery", "BeforeDelete", "AfterDelete"}, take(), "DeleteOne")
+	assert.Equal(t, int64(3), count(t, db, "hookeds", nil))
+
+	by := &hooked{Name: "c2", j: j}
+	up, err := users.ReplaceOne(ctx, bson.M{"name": "c"}, by)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), up.MatchedCount)
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "ReplaceOne")
+	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "c2"}))
+	assert.True(t, by.ID.IsZero(), "the stored document kept its own _id")
+
+	up, err = users.ReplaceOne(ctx, bson.M{"name": "none"}, &hooked{Name: "x", j: j})
+	require.NoError(t, err)
+	assert.Zero(t, up.MatchedCount)
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave"}, take(), "ReplaceOne that matches nothing")
+	assert.Zero(t, count(t, db, "hookeds", bson.M{"name": "x"}))
+
+	newcomer := &hooked{Name: "new", j: j}
+	up, err = users.ReplaceOne(ctx, bson.M{"name": "none"}, newcomer, options.Replace().SetUpsert(true))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), up.UpsertedCount)
+	assert.Equal(t, up.UpsertedID, newcomer.ID, "the model holds the _id the server gave it")
+	take()
+
+	d := &hooked{Name: "d2", j: j}
+	old, err := users.FindOneAndReplace(ctx, bson.M{"name": "d"}, d)
+	require.NoError(t, err)
+	assert.Equal(t, "d", old.Name, "the document before")
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved", "AfterLoad", "AfterConvert"}, take(), "FindOneAndReplace")
+	after, err := users.FindOneAndReplace(ctx, bson.M{"name": "d2"}, &hooked{Name: "d3"}, options.FindOneAndReplace().SetReturnDocument(options.After))
+	require.NoError(t, err)
+	assert.Equal(t, "d3", after.Name)
+	assert.Equal(t, old.ID, after.ID)
+	_, err = users.FindOneAndReplace(ctx, bson.M{"name": "none"}, &hooked{Name: "y"})
+	assert.ErrorIs(t, err, repo.ErrNotFound)
+	assert.Zero(t, count(t, db, "hookeds", bson.M{"name": "y"}))
+
+	wrongID := &hooked{Name: "z"}
+	wrongID.ID = primitive.NewObjectID()
+	_, err = users.ReplaceOne(ctx, bson.M{"name": "d3"}, wrongID)
+	assert.Error(t, err, "MongoDB never changes a document's _id")
+	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "d3"}))
+}
+
+// TestReplaceByFilterRefusesAVersionedModel: a replace by filter cannot
+// check the version a model was read at, so it is refused, and the stored
+// document is left as it was.
+func TestReplaceByFilterRefusesAVersionedModel(t *testing.T) {
+	_, accounts, db := setup[*account](t, nil)
+	a := &account{Balance: 10}
+	require.NoError(t, accounts.Insert(ctx, a))
+	stale := &account{Balance: 99}
+	_, err := accounts.ReplaceOne(ctx, bson.M{"_id": a.ID}, stale)
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "use Save")
+	_, err = accounts.FindOneAndReplace(ctx, bson.M{"_id": a.ID}, stale)
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"balance": 10, "version": 1}))
+}
