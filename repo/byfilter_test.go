@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -82,4 +83,68 @@ func TestReplaceByFilterRefusesAVersionedModel(t *testing.T) {
 	_, err = accounts.FindOneAndReplace(ctx, bson.M{"_id": a.ID}, stale)
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)
 	assert.Equal(t, int64(1), count(t, db, "accounts", bson.M{"balance": 10, "version": 1}))
+}
+
+// TestBulkWriteAsTwins proves BulkWrite's row of the table: each write
+// model publishes, hooks and writes as its single twin, in order, and the
+// result adds theirs up; ordered, the first failure stops it, and
+// unordered, every model is tried.
+func TestBulkWriteAsTwins(t *testing.T) {
+	j := &journal{}
+	_, users, db := setup[*hooked](t, j)
+	take := func() []string { l := j.lines; j.lines = nil; return l }
+	require.NoError(t, users.InsertMany(ctx, []*hooked{{Name: "a"}, {Name: "b"}, {Name: "c"}}))
+	take()
+
+	ins := &hooked{Name: "new", j: j}
+	res, err := users.BulkWrite(ctx, []mongo.WriteModel{
+		mongo.NewInsertOneModel().SetDocument(ins),
+		mongo.NewUpdateOneModel().SetFilter(bson.M{"name": "a"}).SetUpdate(bson.M{"$set": bson.M{"name": "a2"}}),
+		mongo.NewUpdateManyModel().SetFilter(bson.M{"name": "up"}).SetUpdate(bson.M{"$set": bson.M{"name": "up"}}).SetUpsert(true),
+		mongo.NewReplaceOneModel().SetFilter(bson.M{"name": "b"}).SetReplacement(&hooked{Name: "b2", j: j}),
+		mongo.NewDeleteOneModel().SetFilter(bson.M{"name": "c"}),
+		mongo.NewDeleteManyModel().SetFilter(bson.M{"name": "none"}),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"Creating", "Saving", "BeforeConvert", "BeforeSave", "AfterSave", "Created", "Saved",
+		"BeforeQuery", "BeforeUpdate", "AfterUpdate",
+		"BeforeQuery", "BeforeUpdate", "AfterUpdate",
+		"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved",
+		"BeforeQuery", "BeforeDelete", "AfterDelete",
+		"BeforeQuery", "BeforeDelete", "AfterDelete",
+	}, take(), "BulkWrite")
+	assert.Equal(t, int64(1), res.InsertedCount)
+	assert.Equal(t, int64(2), res.MatchedCount, "the update and the replace")
+	assert.Equal(t, int64(1), res.UpsertedCount)
+	assert.Contains(t, res.UpsertedIDs, int64(2), "keyed by the model's index")
+	assert.Equal(t, int64(1), res.DeletedCount)
+	for name, n := range map[string]int64{"new": 1, "a2": 1, "up": 1, "b2": 1, "c": 0, "a": 0, "b": 0} {
+		assert.Equal(t, n, count(t, db, "hookeds", bson.M{"name": name}), name)
+	}
+
+	bad := []mongo.WriteModel{
+		mongo.NewUpdateOneModel().SetFilter(bson.M{"name": "a2"}).SetUpdate(bson.M{"$set": bson.M{"name": "a3"}}),
+		mongo.NewInsertOneModel().SetDocument(bson.M{"name": "not a model"}),
+		mongo.NewDeleteManyModel(), // nil filter
+		mongo.NewUpdateOneModel().SetFilter(bson.M{"name": "b2"}).SetUpdate(bson.M{"$set": bson.M{"name": "b3"}}),
+	}
+	res, err = users.BulkWrite(ctx, bad)
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "models[1] (*mongo.InsertOneModel)")
+	assert.ErrorContains(t, err, "models[:1] were written")
+	assert.Equal(t, int64(1), res.ModifiedCount)
+	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "b2"}), "ordered: nothing after the failure")
+
+	res, err = users.BulkWrite(ctx, bad, options.BulkWrite().SetOrdered(false))
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "2 of 4 write models failed")
+	assert.ErrorContains(t, err, "models[2] (*mongo.DeleteManyModel)")
+	assert.Equal(t, int64(1), res.ModifiedCount, "unordered: the last one ran")
+	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "b3"}))
+
+	_, err = users.BulkWrite(ctx, []mongo.WriteModel{mongo.NewDeleteOneModel().SetFilter(bson.D{}).SetCollation(&options.Collation{Locale: "fr"})})
+	assert.ErrorIs(t, err, repo.ErrInvalidArgument, "a delete model's collation would be ignored")
+	_, err = users.BulkWrite(ctx, nil)
+	assert.ErrorIs(t, err, repo.ErrInvalidArgument)
 }

@@ -23,6 +23,8 @@
 //	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
 //	DeleteOne,           BeforeQuery, BeforeDelete, delete, AfterDelete
 //	DeleteMany
+//	BulkWrite            each write model in order as its twin (Insert, UpdateOne, UpdateMany, ReplaceOne,
+//	                     DeleteOne, DeleteMany), hooks and events included, one write each
 //
 // Filters: every method that takes a filter, read or write, refuses a nil
 // one (untyped nil, or a nil bson.D, bson.M, map, slice or pointer) with
@@ -34,8 +36,9 @@
 //
 // Results: a write by filter returns the driver's result of its kind, as
 // the driver's own method does: UpdateOne, UpdateMany and ReplaceOne a
-// *mongo.UpdateResult, DeleteOne and DeleteMany a *mongo.DeleteResult. The
-// find-and-modify methods return the model.
+// *mongo.UpdateResult, DeleteOne and DeleteMany a *mongo.DeleteResult,
+// BulkWrite a *mongo.BulkWriteResult. The find-and-modify methods return
+// the model.
 //
 // An error from a hook or a Before* listener aborts the operation before
 // anything is sent. An After* error is returned after the write has

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -42,6 +43,25 @@ func TestPoliciesHoldOnWritesByFilter(t *testing.T) {
 		_, err = customers.DeleteOne(ctx, bson.D{})
 		assert.ErrorIs(t, err, tenancy.ErrNoTenant)
 		assert.Equal(t, globexBefore, mongotest.Docs(t, db.Collection("customers"), bson.M{"tenant": globex}), "globex's documents are byte for byte as they were")
+	})
+
+	t.Run("bulk", func(t *testing.T) {
+		res, err := customers.BulkWrite(asAcme, []mongo.WriteModel{
+			mongo.NewDeleteManyModel().SetFilter(bson.M{"tenant": globex}),
+			mongo.NewUpdateManyModel().SetFilter(bson.D{}).SetUpdate(bson.M{"$set": bson.M{"tenant": globex}}),
+			mongo.NewReplaceOneModel().SetFilter(bson.M{"email": "g1@x.org"}).SetReplacement(withID(&Customer{Email: "stolen@x.org"})),
+			mongo.NewInsertOneModel().SetDocument(&Customer{Tenant: globex, Email: "planted@x.org"}),
+			mongo.NewInsertOneModel().SetDocument(&Customer{Email: "bulk@x.org"}),
+		}, options.BulkWrite().SetOrdered(false))
+		require.ErrorIs(t, err, tenancy.ErrTenantMismatch, "moving acme's documents, and planting one in globex")
+		assert.ErrorContains(t, err, "models[1]")
+		assert.ErrorContains(t, err, "models[3]")
+		assert.Zero(t, res.DeletedCount+res.MatchedCount)
+		assert.Equal(t, int64(1), res.InsertedCount)
+		assert.Equal(t, globexBefore, mongotest.Docs(t, db.Collection("customers"), bson.M{"tenant": globex}), "globex's documents are byte for byte as they were")
+		raw, err := db.Collection("customers").FindOne(ctx, bson.M{"tenant": acme, "no": bson.M{"$gt": 2}}).Raw()
+		require.NoError(t, err, "the bulk insert was stamped and numbered")
+		assert.False(t, bytes.Contains(raw, []byte("bulk@x.org")), "and encrypted")
 	})
 
 	t.Run("encryption and stamping", func(t *testing.T) {
