@@ -132,7 +132,7 @@ func writePurchases(ctx context.Context, out io.Writer, db *mongo.Database) erro
 	if err := purchases.Delete(ctx, ps[2]); err != nil {
 		return err
 	}
-	visible, err := purchases.Count(ctx, nil)
+	visible, err := purchases.Count(ctx, bson.D{})
 	if err != nil {
 		return err
 	}

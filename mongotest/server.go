@@ -232,13 +232,17 @@ func (s *Server) removeDir() {
 }
 
 // Require skips t, saying why, unless the server has the capability:
-// "transactions" or "atomic-findandmodify".
+// "transactions", "atomic-findandmodify" or "change-streams".
 func (s *Server) Require(t testing.TB, capability string) {
 	t.Helper()
 	switch capability {
 	case "transactions":
 		if !s.info.Transactions {
 			t.Skipf("needs multi-document transactions; this server has none (%s)", s.describe())
+		}
+	case "change-streams":
+		if s.info.FerretDB != "" || !(s.info.ReplicaSet || s.info.Sharded) {
+			t.Skipf("needs change streams (a MongoDB replica set or sharded cluster); %s", s.describe())
 		}
 	case "atomic-findandmodify":
 		if !s.info.AtomicFindMod {

@@ -37,18 +37,9 @@ func (r *Repository[T]) aggregate(ctx context.Context, o *events.Operation, pipe
 	}
 	e := r.event(ctx, events.OpAggregate)
 	describe(e, opts, nil, nil, func(o *options.AggregateOptions) *options.Collation { return o.Collation })
-	if e != nil {
-		var err error
-		if pipeline, err = r.canon(pipeline); err != nil {
-			return r.wrap(method, err)
-		}
-		e.Pipeline = pipeline
-		if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
-			return err
-		}
-		if pipeline = e.Pipeline; pipeline == nil {
-			return r.wrap(method, fmt.Errorf("a BeforeQuery listener left a nil pipeline: %w", ErrInvalidArgument))
-		}
+	pipeline, err := r.pipelineQuery(ctx, e, pipeline)
+	if err != nil {
+		return r.wrap(method, err)
 	}
 	cur, err := r.coll.Aggregate(ctx, pipeline, opts...)
 	if err != nil {

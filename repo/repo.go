@@ -23,6 +23,8 @@
 //	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
 //	DeleteOne,           BeforeQuery, BeforeDelete, delete, AfterDelete
 //	DeleteMany
+//	Watch                BeforeQuery (the change stream's pipeline); then, per change with a full document,
+//	                     AfterLoad, decode, AfterConvert, as the stream reads it
 //	BulkWrite            each write model in order as its twin (Insert, UpdateOne, UpdateMany, ReplaceOne,
 //	                     DeleteOne, DeleteMany), hooks and events included, one write each
 //
@@ -31,8 +33,8 @@
 // an error that wraps ErrInvalidArgument and names the method, before any
 // listener sees it: a nil filter is most often a variable left unset, and
 // would match every document. To match every document, say so with an
-// empty filter, bson.D{}. Aggregate takes a pipeline, not a filter: a nil
-// pipeline is an empty one.
+// empty filter, bson.D{}. Aggregate and Watch take a pipeline, not a
+// filter: a nil pipeline is an empty one.
 //
 // Results: a write by filter returns the driver's result of its kind, as
 // the driver's own method does: UpdateOne, UpdateMany and ReplaceOne a

@@ -99,6 +99,9 @@ func (x *Encryption) checkQuery(p *encPlan, e *events.Event) error {
 	if err := p.checkOptions(e); err != nil {
 		return err
 	}
+	if e.Op == events.OpWatch {
+		return p.refuseInChangeStream(e.Pipeline)
+	}
 	if e.Filter != nil {
 		if err := p.checkFilter(e.Filter, 0); err != nil {
 			return err

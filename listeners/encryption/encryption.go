@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -240,7 +241,7 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
 	case events.AfterLoad:
-		if e.Document != nil && (e.Op != events.OpAggregate || preservesDocuments(e.Pipeline)) {
+		if e.Document != nil && (!guard.Pipelined(e) || preservesDocuments(e.Pipeline)) {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:

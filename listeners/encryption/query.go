@@ -37,6 +37,9 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 	if err := p.checkOptions(e); err != nil {
 		return err
 	}
+	if e.Op == events.OpWatch {
+		return p.refuseInChangeStream(e.Pipeline)
+	}
 	if e.Filter != nil {
 		f, changed, err := x.filter(p, e.Collection, e.Filter, 0)
 		if err != nil {

@@ -65,8 +65,8 @@ func WithClock(now func() time.Time) Option {
 //     of deleting; BeforeDelete and AfterDelete still fire, and the count is
 //     the number of documents marked.
 //   - Every filter and pipeline skips marked documents, unless the context
-//     is WithDeleted: reads, counts, Distinct, Aggregate, updates and
-//     deletes. FindByID of a marked document gives repo.ErrNotFound. Save
+//     is WithDeleted: reads, counts, Distinct, Aggregate, Watch (on the
+//     change's full document), updates and deletes. FindByID of a marked document gives repo.ErrNotFound. Save
 //     and Update of a model whose document is marked write nothing and
 //     give ErrDeleted (the write is guarded, see events.Event.Guards). An
 //     aggregate stage that reads another collection ($lookup, $graphLookup,
@@ -160,8 +160,8 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		live := liveCondition(at)
-		if e.Op == events.OpAggregate { // Check refuses stages that read other collections
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, live)
+		if guard.Pipelined(e) { // Check refuses stages that read other collections
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, live))
 			return err
 		}
 		e.Filter = mql.And(e.Filter, live)
@@ -218,11 +218,11 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		var ok bool
-		if e.Op == events.OpAggregate {
+		if guard.Pipelined(e) {
 			if err := guard.RefuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", guard.ReadingStages...); err != nil {
 				return err
 			}
-			ok, err = mql.LeadingMatchRequires(e.Pipeline, liveCondition(at))
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, liveCondition(at)))
 		} else {
 			ok, err = mql.Requires(e.Filter, liveCondition(at))
 		}

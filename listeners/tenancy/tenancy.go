@@ -91,7 +91,9 @@ func WithResolver(r Resolver) Option {
 //     can widen a conjunction. A collation other than "simple" is refused
 //     (ErrUnguardedQuery): it could make the tenant match another.
 //   - Aggregate gets a leading $match on the tenant; a stage that reaches
-//     another collection is refused with ErrUnguardedQuery.
+//     another collection is refused with ErrUnguardedQuery. Watch gets one
+//     on the change's full document (fullDocument.<field>), so a change
+//     without the full document of a tenant's document is not delivered.
 //   - Inserts, Save and Update stamp the tenant on a model that has none; a
 //     model naming another tenant gets ErrTenantMismatch and nothing is
 //     written. Upserts get it with $setOnInsert.
@@ -201,8 +203,8 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 			fv.SetString(tenant)
 		}
 	case events.BeforeQuery:
-		if e.Op == events.OpAggregate { // Check refuses stages that reach other collections
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, bson.E{Key: f, Value: tenant})
+		if guard.Pipelined(e) { // Check refuses stages that reach other collections
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, bson.E{Key: f, Value: tenant}))
 			return err
 		}
 		e.Filter = mql.And(e.Filter, bson.E{Key: f, Value: tenant})
@@ -282,12 +284,12 @@ func checkConfined(e *events.Event, field, tenant string) error {
 		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", events.ErrUnguardedQuery, c.Locale)
 	}
 	cond := bson.E{Key: field, Value: tenant}
-	if e.Op == events.OpAggregate {
+	if guard.Pipelined(e) {
 		if err := guard.RefuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
 			append(guard.ReadingStages, guard.WritingStages...)...); err != nil {
 			return err
 		}
-		ok, err := mql.LeadingMatchRequires(e.Pipeline, cond)
+		ok, err := mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, cond))
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)
 		}
