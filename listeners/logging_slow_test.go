@@ -54,7 +54,7 @@ func TestLoggingSlowOperations(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, people.Insert(ctx, &Person{Email: "a@example.com"}))
-	_, err = people.Count(ctx, nil)
+	_, err = people.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	rs := slowRecords(t, &buf)
 	require.Len(t, rs, 2, "only the slow records: the events' are at Debug")
@@ -87,7 +87,7 @@ func TestLoggingSlowOperations(t *testing.T) {
 	bus.Register(listeners.NewLogging(logger, listeners.WithSlow(time.Nanosecond), listeners.WithDocuments()))
 	people, err = repo.New[*Person](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
-	_, err = people.FindOne(ctx, nil)
+	_, err = people.FindOne(ctx, bson.D{})
 	require.Error(t, err)
 	rs = slowRecords(t, &buf)
 	require.Len(t, rs, 1)

@@ -17,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/event"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -90,6 +91,8 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 	veto := context.WithValue(ctx, vetoKey{}, true)
 	bad := bson.M{"$bad": 1} // the server refuses the filter
 	missing := bson.M{"name": "nobody"}
+	info := srv.Info()
+	noStreams := info.FerretDB != "" || !(info.ReplicaSet || info.Sharded) // the server refuses Watch
 	seed := &plain{Name: "a", Age: 1}
 	require.NoError(t, r.Insert(ctx, seed))
 	require.NoError(t, r.Insert(ctx, &plain{Name: "b", Age: 2}))
@@ -193,6 +196,42 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 			want{method: "FindOneAndDelete", op: events.OpFindOneAndDelete, deleted: 1, returned: 1}},
 		{"FindOneAndDelete nothing", func() error { _, err := r.FindOneAndDelete(ctx, missing); return err },
 			want{method: "FindOneAndDelete", op: events.OpFindOneAndDelete, err: repo.ErrNotFound, fails: true}},
+		{"DeleteOne", func() error {
+			require.NoError(t, r.Insert(ctx, &plain{Name: "h"}))
+			log.take()
+			_, err := r.DeleteOne(ctx, bson.M{"name": "h"})
+			return err
+		}, want{method: "DeleteOne", op: events.OpDeleteOne, deleted: 1}},
+		{"DeleteOne without filter", func() error { _, err := r.DeleteOne(ctx, nil); return err },
+			want{method: "DeleteOne", op: events.OpDeleteOne, err: repo.ErrInvalidArgument, fails: true}},
+		{"ReplaceOne", func() error { _, err := r.ReplaceOne(ctx, bson.M{"name": "b"}, &plain{Name: "b", Age: 7}); return err },
+			want{method: "ReplaceOne", op: events.OpReplaceOne, matched: 1, modified: 1}},
+		{"ReplaceOne vetoed", func() error { _, err := r.ReplaceOne(veto, bson.M{"name": "b"}, &plain{Name: "b"}); return err },
+			want{method: "ReplaceOne", op: events.OpReplaceOne, err: errVeto, fails: true}},
+		{"FindOneAndReplace", func() error {
+			_, err := r.FindOneAndReplace(ctx, bson.M{"name": "b"}, &plain{Name: "b", Age: 8})
+			return err
+		}, want{method: "FindOneAndReplace", op: events.OpFindOneAndReplace, matched: 1, modified: 1, returned: 1}},
+		{"FindOneAndReplace nothing", func() error { _, err := r.FindOneAndReplace(ctx, missing, &plain{Name: "z"}); return err },
+			want{method: "FindOneAndReplace", op: events.OpFindOneAndReplace, err: repo.ErrNotFound, fails: true}},
+		{"BulkWrite", func() error {
+			_, err := r.BulkWrite(ctx, []mongo.WriteModel{
+				mongo.NewInsertOneModel().SetDocument(&plain{Name: "i"}),
+				mongo.NewDeleteOneModel().SetFilter(bson.M{"name": "i"}),
+			})
+			return err
+		}, want{method: "BulkWrite", inserted: 1, deleted: 1}},
+		{"BulkWrite without models", func() error { _, err := r.BulkWrite(ctx, nil); return err },
+			want{method: "BulkWrite", err: repo.ErrInvalidArgument, fails: true}},
+		{"Watch", func() error {
+			cs, err := r.Watch(ctx, mongo.Pipeline{})
+			if err == nil {
+				cs.Close(ctx)
+			}
+			return err
+		}, want{method: "Watch", op: events.OpWatch, fails: noStreams}},
+		{"Watch vetoed", func() error { _, err := r.Watch(veto, mongo.Pipeline{}); return err },
+			want{method: "Watch", op: events.OpWatch, err: errVeto, fails: true}},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {
@@ -201,7 +240,7 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 	rt := reflect.TypeFor[*repo.Repository[*plain]]()
 	for i := range rt.NumMethod() {
 		m := rt.Method(i)
-		if m.Type.NumIn() > 1 && m.Type.In(1) == reflect.TypeFor[context.Context]() && !strings.HasSuffix(m.Name, "Body") { // Body: export_test.go
+		if m.Type.NumIn() > 1 && m.Type.In(1) == reflect.TypeFor[context.Context]() && !strings.HasSuffix(m.Name, "Body") && m.Name != "WatchChanges" { // Body, WatchChanges: export_test.go
 			assert.True(t, covered[m.Name], "%s takes a context but has no case here: wrap it (see repo/intercept.go) and add its cases", m.Name)
 		}
 	}
