@@ -85,6 +85,7 @@ var phases = []struct {
 }{
 	{"insert", benchInsert},
 	{"mgm", benchMgm},
+	{"tracing", benchTracing},
 	{"bulk", benchBulk},
 	{"concurrent insert", benchConcurrentInsert},
 	{"update", benchUpdate},

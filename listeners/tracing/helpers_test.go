@@ -59,7 +59,7 @@ type rig struct {
 
 // newRig builds the rig; with driverSpans, otelmongo traces the client's
 // commands with the same provider.
-func newRig(t *testing.T, driverSpans bool, opts ...tracing.Option) *rig {
+func newRig(t testing.TB, driverSpans bool, opts ...tracing.Option) *rig {
 	t.Helper()
 	g := &rig{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(g.spans))
