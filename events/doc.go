@@ -4,7 +4,8 @@
 // pipeline a repository sends. Listeners are typed and ordered, an error
 // from a Before* listener aborts the operation before it reaches the
 // database, and policies (see Policy) form a layer no other listener can
-// undo.
+// undo. Interceptors (see Interceptor) wrap whole repository operations,
+// for tracing and timing.
 //
 // The package does no database I/O and imports nothing else of this
 // module: package repo publishes the events around each operation, and
