@@ -89,10 +89,10 @@ func (b *Bus) Intercepts(mt reflect.Type) bool {
 
 // Intercept runs next, the operation o, inside the interceptors registered
 // for o.ModelType, and returns its error as they leave it (see
-// Interceptor). Without interceptors it calls next(ctx).
+// Interceptor). Without interceptors, or without o, it calls next(ctx).
 func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Context) error) error {
 	var chain []*registration
-	if p := b.load(); p != nil {
+	if p := b.load(); p != nil && o != nil {
 		for _, r := range p.interceptors {
 			if r.model == nil || r.model == o.ModelType {
 				chain = append(chain, r)

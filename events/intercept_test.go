@@ -83,6 +83,12 @@ func TestNoInterceptors(t *testing.T) {
 	assert.True(t, stop())
 	assert.False(t, bus.Intercepts(orderType), "unregistering removes the interceptor")
 	assert.Equal(t, 1, bus.Len())
+
+	bus.Register(&wrapper{name: "all", log: &log})
+	ran = false
+	require.NoError(t, bus.Intercept(context.Background(), nil, func(context.Context) error { ran = true; return nil }))
+	assert.True(t, ran, "without an Operation, the operation just runs")
+	assert.Empty(t, log)
 }
 
 // TestInterceptorCannotHideFailure: an interceptor may fail an operation,
