@@ -274,9 +274,9 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 	}
 }
 
-// TestInterceptorWrapsHooksEventsAndDriver: mgm's hooks and the events run
-// inside the interceptor, and what it puts into the context reaches the
-// listeners and the driver's commands.
+// TestInterceptorWrapsHooksEventsAndDriver: mgm's hooks, the events and
+// the policies run inside the interceptor, and what it puts into the
+// context reaches the listeners, the policies and the driver's commands.
 func TestInterceptorWrapsHooksEventsAndDriver(t *testing.T) {
 	var mu sync.Mutex
 	commands := map[string]any{}
@@ -292,12 +292,16 @@ func TestInterceptorWrapsHooksEventsAndDriver(t *testing.T) {
 		j.add(e.Type.String() + " in " + ctx.Value(traceKey{}).(string))
 		return nil
 	}))
+	bus.Register(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+		j.add("policy " + e.Type.String() + " in " + ctx.Value(traceKey{}).(string))
+		return nil
+	}), events.AsPolicy(), events.On(events.BeforeSave))
 	bus.Register(&opLog{j: j})
 	r, err := repo.New[*hooked](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	require.NoError(t, r.Insert(ctx, &hooked{Name: "x", j: j}))
 	assert.Equal(t, []string{"begin Insert", "Creating", "Saving", "BeforeConvert in Insert", "BeforeSave in Insert",
-		"AfterSave in Insert", "Created", "Saved", "end Insert"}, j.lines)
+		"policy BeforeSave in Insert", "AfterSave in Insert", "Created", "Saved", "end Insert"}, j.lines)
 	_, err = r.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	mu.Lock()
