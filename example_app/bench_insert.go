@@ -136,7 +136,7 @@ func benchBulk(env *benchEnv) ([]figure, error) {
 	}
 	r, ci, sp := throughputRatio(lib, raw)
 	return []figure{
-		{"bulk_ratio", r, ci, fmt.Sprintf("repo.InsertMany ÷ raw InsertMany of %d docs, %.0f vs %.0f docs/s; %s", n, lib.perSec()*float64(n), raw.perSec()*float64(n), sp), "≥ 0.90"},
+		{"bulk_ratio", r, ci, fmt.Sprintf("repo.InsertMany ÷ raw InsertMany of %d docs, %.0f vs %.0f docs/s; %s", n, lib.perSec()*float64(n), raw.perSec()*float64(n), sp), "≥ 0.95"},
 	}, nil
 }
 
