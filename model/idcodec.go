@@ -62,8 +62,11 @@ type bytesReader interface {
 // errors.
 type idDecoder struct{ next bsoncodec.ValueDecoder }
 
-// idBufs holds the buffers idDecoder copies documents into.
+// idBufs holds the buffers idDecoder copies documents into, of at most
+// maxIDBuf bytes.
 var idBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxIDBuf = 64 << 10
 
 // DecodeValue decodes the document vr reads into v, an idOnly.
 func (d idDecoder) DecodeValue(dc bsoncodec.DecodeContext, vr bsonrw.ValueReader, v reflect.Value) error {
@@ -77,7 +80,9 @@ func (d idDecoder) DecodeValue(dc bsoncodec.DecodeContext, vr bsonrw.ValueReader
 	if err != nil {
 		return err
 	}
-	*buf = doc
+	if cap(doc) <= maxIDBuf {
+		*buf = doc // kept for the next document; a large one is let go
+	}
 	if oid, ok := objectIDOf(dc, doc); ok {
 		v.Field(0).Set(reflect.ValueOf(oid))
 		return nil

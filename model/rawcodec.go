@@ -75,14 +75,18 @@ func (re rawEncoder) EncodeValue(ec bsoncodec.EncodeContext, vw bsonrw.ValueWrit
 
 // rawKeys maps the keys rawEncoder has met to themselves, so that a key
 // costs a lookup instead of an allocation. Reads take no lock: writers
-// replace the map. It stops growing at maxRawKeys, so documents with keys
-// that never repeat cannot make it grow without end.
+// replace the map. It stops growing at maxRawKeys keys, and takes none
+// longer than maxRawKey bytes, so documents with keys that never repeat
+// cannot make it grow without end.
 var rawKeys struct {
 	m  atomic.Pointer[map[string]string]
 	mu sync.Mutex // serialises writers
 }
 
-const maxRawKeys = 1024
+const (
+	maxRawKeys = 1024
+	maxRawKey  = 64
+)
 
 // rawKey returns key as a string, without allocating when it was met
 // before.
@@ -93,6 +97,9 @@ func rawKey(key []byte) string {
 		}
 	}
 	k := string(key)
+	if len(k) > maxRawKey {
+		return k
+	}
 	rawKeys.mu.Lock()
 	defer rawKeys.mu.Unlock()
 	old := rawKeys.m.Load()
