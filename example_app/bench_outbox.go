@@ -150,8 +150,8 @@ func benchRelay(env *benchEnv) ([]figure, error) {
 }
 
 // benchLag writes n orders per round, one event each, while a relay Runs
-// with a 50 ms poll interval, and returns the 99th percentile of the time
-// from Record to Publish.
+// with a 50 ms poll interval, waits until they are delivered, and returns
+// the 99th percentile of the time from Record to Publish.
 func benchLag(env *benchEnv) ([]figure, error) {
 	ctx, n := env.ctx, env.c.inserts
 	orders, err := outboxOrders(env)
@@ -193,12 +193,18 @@ func benchLag(env *benchEnv) ([]figure, error) {
 			}
 			time.Sleep(time.Millisecond)
 		}
+		// Each round starts on an empty collection: FerretDB scans the
+		// whole collection for the relay's query and for each update, which
+		// would make the figure the scans' and not the relay's.
+		if _, err := orders.Collection().DeleteMany(ctx, bson.D{}); err != nil {
+			return nil, err
+		}
 		env.progress.step()
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(lags)
 	p99 := lags[len(lags)*99/100]
-	return []figure{{"relay_lag_p99_ms", float64(p99) / float64(time.Millisecond), nil, fmt.Sprintf("Record to Publish, %d events written %d at a time while Run polls every %v: p50 %v, p99 %v (Message.Time keeps milliseconds)",
+	return []figure{{"relay_lag_p99_ms", float64(p99) / float64(time.Millisecond), nil, fmt.Sprintf("Record to Publish, %d events written %d at a time (the collection emptied between rounds) while Run polls every %v: p50 %v, p99 %v (Message.Time keeps milliseconds)",
 		len(lags), n, poll, lags[len(lags)/2].Round(time.Millisecond), p99.Round(time.Millisecond)), "reported"}}, nil
 }
