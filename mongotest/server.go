@@ -375,13 +375,19 @@ func Docs(tb testing.TB, coll *mongo.Collection, filter any) []bson.Raw {
 // Database starts a server (or uses MONGODB_URI), connects, and returns a
 // database of a unique name with the function that drops it and stops
 // everything: for runnable examples and programs, where there is no
-// testing.TB. Tests use Start or Main.
+// testing.TB. Tests use Start or Main. As with AtomicDatabase, a
+// findAndModify or a filtered update is applied atomically: on the
+// embedded server the client has a single connection.
 func Database(ctx context.Context, base string, opts ...Option) (*mongo.Database, func(), error) {
 	srv, err := NewServer(ctx, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := srv.Client(ctx)
+	var copts []*options.ClientOptions
+	if !srv.info.AtomicFindMod {
+		copts = append(copts, options.Client().SetMaxPoolSize(1))
+	}
+	client, err := srv.Client(ctx, copts...)
 	if err != nil {
 		srv.Close()
 		return nil, nil, err

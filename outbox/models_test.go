@@ -39,23 +39,21 @@ func setup(t testing.TB, opts []outbox.Option, more ...events.Listener) (*repo.R
 	for _, l := range more {
 		bus.Register(l)
 	}
-	db := srv.Database(t)
-	if atomicRun {
-		db = srv.AtomicDatabase(t)
-	}
+	db := srv.AtomicDatabase(t) // the outbox asks for one connection on FerretDB
 	r, err := repo.New[*order](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	return r, db
 }
 
-// atomicRun, set by strategies, makes setup's database a single-connection
-// client and newRelay's relays write conditionally.
+// atomicRun, set by strategies, makes newRelay's relays write
+// conditionally.
 var atomicRun bool
 
 // strategies runs f twice: with the relay's writes as the server calls
 // for (on the embedded server: each queue read again, writes by _id), and
-// with the conditional writes meant for MongoDB, on a single-connection
-// client, which the embedded server serves one command at a time.
+// with the conditional writes meant for MongoDB; setup's client has a
+// single connection either way, which the embedded server serves one
+// command at a time.
 func strategies(t *testing.T, f func(t *testing.T)) {
 	t.Run("detect", f)
 	t.Run("atomic", func(t *testing.T) {

@@ -70,6 +70,12 @@ func WithMaxPendingBytes(n int) Option { return func(o *Outbox) { o.maxBytes = i
 //
 // It is a policy (events.Policy): switching events off does not switch
 // it off. Register it once per bus; a Relay delivers what it stores.
+//
+// On FerretDB 1.x, whose updates rewrite the whole document, so that
+// concurrent updates of one document on two connections can erase each
+// other, it refuses with ErrUnsupported every write of a model that embeds
+// a Recorder through a client with more than one connection: there,
+// writers and relays share one client with maxPoolSize 1 (docs/outbox.md).
 type Outbox struct {
 	maxEvents int
 	maxBytes  int64
@@ -132,6 +138,15 @@ func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
 			}
 		}
 		return nil
+	}
+	switch e.Type {
+	case events.BeforeSave, events.BeforeUpdate, events.BeforeDelete:
+		if e.Coll == nil {
+			return fmt.Errorf("outbox: the %v event carries no collection", e.Type)
+		}
+		if err := serialized(ctx, e.Coll.Database(), fmt.Sprintf("%v of %v", e.Op, e.ModelType)); err != nil {
+			return err
+		}
 	}
 	switch e.Type {
 	case events.BeforeQuery:

@@ -103,7 +103,9 @@ func defaultBackoff(attempt int) time.Duration {
 // Message.ID.
 //
 // A relay is a system process: it reads documents of every tenant. It is
-// safe for concurrent use, though one Run per relay is enough.
+// safe for concurrent use, though one Run per relay is enough. On FerretDB
+// its Drain fails with ErrUnsupported unless its client has a single
+// connection, as the Outbox's writes do (see Outbox).
 type Relay struct {
 	db      *mongo.Database
 	pub     Publisher
@@ -186,6 +188,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // serves and that no other relay holds, and returns how many messages it
 // delivered. Events in backoff wait for a later Drain.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
+	if err := serialized(ctx, r.db, "the relay's client"); err != nil {
+		return 0, err
+	}
 	colls, err := r.collections(ctx)
 	if err != nil {
 		return 0, err
