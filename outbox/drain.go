@@ -122,6 +122,7 @@ type outcome struct {
 	size      map[string]int64 // bytes of each event done
 	failed    string           // the event whose attempt failed, or ""
 	retry     bson.D           // for it: $set of its tries and of the next due time
+	undue     bool             // the removal ends the document's due time
 }
 
 // emptied reports whether the relay did all the work it read.
@@ -176,10 +177,13 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // to DeadLetters, and only those. Where the server applies a filtered
 // write atomically, each document gets one conditional write (with a
 // fallback when a writer added events meanwhile). Where it does not
-// (FerretDB 1.x, which also scans the whole collection for any filter but
-// a lone _id), the relay reads each queue again by _id and writes by _id
-// what that read allows: the check the server would make, without its
-// scan.
+// (FerretDB 1.x, with the single connection serialized requires, which
+// also scans the whole collection for any filter but a lone _id), the
+// relay reads each queue again by _id and writes by _id what that read
+// allows, with operators that leave alone what a writer adds between the
+// read and the write ($pullAll and $unset of exact events, $inc of the
+// bytes); a write that ends a document's due time is followed by a read
+// that restores it if a writer added work meanwhile (see redue).
 func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outcome, atomic bool) error {
 	if len(outs) == 0 {
 		return nil
@@ -204,6 +208,9 @@ func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outco
 	res, err := r.bulk(ctx, coll, writes)
 	if err == nil && res.MatchedCount+res.DeletedCount < int64(len(writes)) && len(fallbacks) > 0 {
 		_, err = r.bulk(ctx, coll, fallbacks)
+	}
+	if err == nil && !atomic {
+		err = redue(ctx, coll, outs)
 	}
 	if err != nil {
 		return fmt.Errorf("removing delivered events: %w", err)
@@ -235,6 +242,41 @@ func queues(ctx context.Context, coll *mongo.Collection, outs []outcome) (map[st
 	return out, nil
 }
 
+// redue makes due again each document of outs whose due time the
+// relay's write ended while a writer added events (or deleted it) between
+// the relay's read and that write; without it, they would wait for a next
+// write. One read by _id per such document: FerretDB scans for any other
+// filter.
+func redue(ctx context.Context, coll *mongo.Collection, outs []outcome) error {
+	for i := range outs {
+		if !outs[i].undue {
+			continue
+		}
+		id := bson.D{{Key: "_id", Value: outs[i].id}}
+		var doc struct {
+			Box struct {
+				Queue []string `bson:"q"`
+				Gone  bool     `bson:"gone"`
+				Due   any      `bson:"due"`
+			} `bson:"_outbox"`
+		}
+		err := coll.FindOne(ctx, id, options.FindOne().SetProjection(bson.D{{Key: Field, Value: 1}})).Decode(&doc)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if doc.Box.Due != nil || (len(doc.Box.Queue) == 0 && !doc.Box.Gone) {
+			continue
+		}
+		if _, err := coll.UpdateOne(ctx, id, bson.D{{Key: "$min", Value: bson.D{{Key: path(partDue), Value: time.Now()}}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func appendModel(ws []mongo.WriteModel, w mongo.WriteModel) []mongo.WriteModel {
 	if w == nil {
 		return ws
@@ -262,15 +304,20 @@ func (o *outcome) conditional() (write, fallback mongo.WriteModel) {
 	if len(o.read) == 0 {
 		exact = append(id, bson.E{Key: path(partQueue, "0"), Value: bson.D{{Key: "$exists", Value: false}}})
 	}
+	if !o.gone {
+		exact = append(exact, hidden) // deleted meanwhile: a tombstone stays due
+	}
 	return o.emptying(exact, true), partial
 }
 
 // checked returns the write, by _id, that records o given the queue as
-// read again just before, or nil when there is nothing to write.
+// read again just before, or nil when there is nothing to write. It never
+// sets the queue or the bytes, which a writer may change before the write
+// lands; when it ends the document's due time it marks o undue, for redue.
 func (o *outcome) checked(fresh []string) mongo.WriteModel {
 	id := bson.D{{Key: "_id", Value: o.id}}
-	if o.emptied() && slices.Equal(fresh, o.read) {
-		return o.emptying(id, false)
+	if o.gone && o.emptied() && slices.Equal(fresh, o.read) {
+		return o.emptying(id, false) // a tombstone: no writer adds to it
 	}
 	var still []string
 	for _, e := range o.done {
@@ -281,10 +328,30 @@ func (o *outcome) checked(fresh []string) mongo.WriteModel {
 	if !slices.Contains(fresh, o.failed) {
 		o.retry = nil
 	}
-	if len(still) == 0 && o.retry == nil {
+	update := o.removal(still)
+	if o.failed == "" && len(still) == len(fresh) {
+		update = append(update, bson.E{Key: "$unset", Value: bson.D{{Key: path(partDue), Value: ""}}})
+		o.undue = true
+	}
+	if len(update) == 0 {
 		return nil
 	}
-	return mongo.NewUpdateOneModel().SetFilter(id).SetUpdate(o.removal(still))
+	return mongo.NewUpdateOneModel().SetFilter(id).SetUpdate(mergeOps(update))
+}
+
+// mergeOps returns update with the fields of repeated operators merged
+// under one.
+func mergeOps(update bson.D) bson.D {
+	var out bson.D
+	for _, op := range update {
+		i := slices.IndexFunc(out, func(e bson.E) bool { return e.Key == op.Key })
+		if i < 0 {
+			out = append(out, op)
+			continue
+		}
+		out[i].Value = append(slices.Clip(out[i].Value.(bson.D)), op.Value.(bson.D)...)
+	}
+	return out
 }
 
 // emptying returns the write that leaves the document filter matches with
