@@ -28,6 +28,12 @@ var (
 	// that writes Field, a model without a Recorder), so it is refused
 	// rather than losing them.
 	ErrUnsupported = errors.New("outbox: events cannot be stored by this operation")
+	// ErrNotStored: a Delete of a model, with events recorded, matched no
+	// document (it was deleted already), so the events were stored
+	// nowhere; they stay recorded. (Operations that return a count, such
+	// as UpdateOne and DeleteOne, return 0 instead, and the events stay
+	// recorded too.)
+	ErrNotStored = errors.New("outbox: the write matched no document; its events are not stored")
 )
 
 // Default limits of undelivered events per document.
@@ -172,9 +178,28 @@ func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
 	case events.AfterDelete:
 		if e.DeletedCount > 0 {
 			done(modelRecorder(e), rec)
+		} else if e.Op == events.OpDelete {
+			// Delete returns no count that would tell the caller.
+			return unstored(e, modelRecorder(e), rec)
 		}
 	}
 	return nil
+}
+
+// unstored returns ErrNotStored when the delete, which matched no
+// document, carried events of recs.
+func unstored(e *events.Event, recs ...*Recorder) error {
+	n := 0
+	for _, r := range recs {
+		if r != nil {
+			n += r.sending
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %v of %v %v matched no document (deleted already?), so its %d events are not stored; they stay recorded",
+		ErrNotStored, e.Op, e.ModelType, idOf(e), n)
 }
 
 func modelRecorder(e *events.Event) *Recorder {

@@ -17,7 +17,8 @@ import (
 // numbers in one round trip); any error there aborts with nothing written.
 // After the write, AfterSave, Created and Saved run for each model. If the
 // write fails part way (the insert is ordered), the error says how many
-// models were written.
+// models were written, and AfterSave runs for each of those, so that
+// listeners learn what was stored (the outbox empties their recorders).
 func (r *Repository[T]) InsertMany(ctx context.Context, ms []T) error {
 	if o := r.operation("InsertMany", events.OpInsertMany); o != nil {
 		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.insertMany(ctx, o, ms) })
@@ -120,7 +121,8 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 		if o != nil {
 			o.Inserted = int64(failed)
 		}
-		return r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
+		err = r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
+		return errors.Join(err, r.savedPrefix(ctx, e, ms[:failed], docs))
 	}
 	for i, m := range ms {
 		if e != nil {
@@ -145,4 +147,19 @@ func firstFailed(err error) int {
 		return bwe.WriteErrors[0].Index
 	}
 	return 0
+}
+
+// savedPrefix publishes AfterSave for written, the models a failed
+// InsertMany wrote, and returns what the listeners returned.
+func (r *Repository[T]) savedPrefix(ctx context.Context, e *events.Event, written []T, docs []any) error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	for i, m := range written {
+		e.Model, e.Index = m, i
+		e.Document, _ = docs[i].(bson.Raw)
+		errs = append(errs, r.publish(ctx, e, events.AfterSave))
+	}
+	return errors.Join(errs...)
 }

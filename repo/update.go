@@ -90,7 +90,9 @@ func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op ev
 // Upserts work as in UpdateOne. It publishes BeforeQuery, BeforeUpdate and
 // AfterUpdate, then AfterLoad and AfterConvert for the returned document.
 // When no document is returned (none matched, or an upsert inserted one and
-// the document before was asked for), the error wraps ErrNotFound.
+// the document before was asked for), the error wraps ErrNotFound; after
+// an upsert that inserted, the write is done all the same (AfterUpdate
+// sees UpsertedCount 1).
 func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...*options.FindOneAndUpdateOptions) (T, error) {
 	if o := r.operation("FindOneAndUpdate", events.OpFindOneAndUpdate); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) (T, error) { return r.findOneAndUpdate(ctx, o, filter, update, opts) })
@@ -115,7 +117,11 @@ func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operatio
 		return zero, r.wrap(method, err)
 	}
 	raw, err := r.coll.FindOneAndUpdate(ctx, sent, update, opts...).Raw()
-	if e != nil && len(e.Guards) > 0 && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
+	// An upsert matches a document or inserts one, so no document back
+	// means it inserted one (the document before was asked for): the
+	// update was applied. Only a duplicate key can be its guarded miss.
+	upserted := upsert != nil && *upsert && errors.Is(err, mongo.ErrNoDocuments)
+	if e != nil && len(e.Guards) > 0 && !upserted && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
 		if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
 			return zero, r.wrap(method, gerr)
 		}
@@ -123,15 +129,18 @@ func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operatio
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return zero, r.wrap(method, err)
 	}
-	var n int64
+	var n, up int64
 	if err == nil {
 		n = 1
 	}
+	if upserted {
+		up = 1
+	}
 	if o != nil {
-		o.Matched, o.Modified = n, n
+		o.Matched, o.Modified, o.Upserted = n, n, up
 	}
 	if e != nil {
-		e.MatchedCount, e.ModifiedCount = n, n
+		e.MatchedCount, e.ModifiedCount, e.UpsertedCount = n, n, up
 		if aerr := r.publish(ctx, e, events.AfterUpdate); aerr != nil {
 			return zero, aerr
 		}
