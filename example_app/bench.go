@@ -108,6 +108,7 @@ type benchEnv struct {
 	c        benchConfig
 	progress *progress
 	db       *mongo.Database
+	outboxDB *mongo.Database // db on one connection: the outbox asks for it on FerretDB
 	keys     *listeners.AutoKeys
 	bus      *events.Bus // AutoKeys is registered
 	users    *repo.Repository[*User]
@@ -159,7 +160,12 @@ func bench(ctx context.Context, p *progress, uri, dbName string, c benchConfig) 
 	}
 	defer mgm.ResetDefaultConfig()
 
-	env := &benchEnv{ctx: ctx, c: c, progress: p, db: db, bus: events.NewBus()}
+	one, err := mongo.Connect(ctx, options.Client().ApplyURI(uri).SetRegistry(model.Registry()).SetMaxPoolSize(1))
+	if err != nil {
+		return nil, err
+	}
+	defer one.Disconnect(ctx)
+	env := &benchEnv{ctx: ctx, c: c, progress: p, db: db, outboxDB: one.Database(db.Name()), bus: events.NewBus()}
 	if env.keys, err = listeners.NewAutoKeys(db); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type BenchOrder struct {
 func outboxOrders(env *benchEnv) (*repo.Repository[*BenchOrder], error) {
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	return repo.New[*BenchOrder](bus, repo.WithDatabase(env.db))
+	return repo.New[*BenchOrder](bus, repo.WithDatabase(env.outboxDB))
 }
 
 // benchOutboxInsert: an Insert that records one event against the same
@@ -62,7 +62,7 @@ func benchRelay(env *benchEnv) ([]figure, error) {
 		return nil, err
 	}
 	coll := orders.Collection().Collection
-	relay, err := outbox.NewRelay(env.db, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return nil }),
+	relay, err := outbox.NewRelay(env.outboxDB, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return nil }),
 		outbox.WithCollections(coll.Name()))
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func benchLag(env *benchEnv) ([]figure, error) {
 	var mu sync.Mutex
 	var lags []time.Duration
 	const poll = 50 * time.Millisecond
-	relay, err := outbox.NewRelay(env.db, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
+	relay, err := outbox.NewRelay(env.outboxDB, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
 		mu.Lock()
 		lags = append(lags, time.Since(m.Time))
 		mu.Unlock()

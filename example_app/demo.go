@@ -77,8 +77,10 @@ func demoMain(args []string, out io.Writer) int {
 }
 
 func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
-	// mgm as usual, plus the registry that stores uuid.UUID as subtype 4.
-	if err := mgm.SetDefaultConfig(nil, dbName, options.Client().ApplyURI(uri).SetRegistry(model.Registry())); err != nil {
+	// mgm as usual, plus the registry that stores uuid.UUID as subtype 4,
+	// on one connection: the outbox asks for it on FerretDB, whose updates
+	// are not atomic across connections (docs/outbox.md).
+	if err := mgm.SetDefaultConfig(nil, dbName, options.Client().ApplyURI(uri).SetRegistry(model.Registry()).SetMaxPoolSize(1)); err != nil {
 		return err
 	}
 	defer mgm.ResetDefaultConfig()
