@@ -10,6 +10,7 @@ import (
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Invoice records domain events with an embedded Recorder.
@@ -28,7 +29,9 @@ func (i *Invoice) Issue() {
 
 func Example() {
 	ctx := context.Background()
-	client, err := srv.Client(ctx) // srv: a mongotest.Server
+	// srv: a mongotest.Server. One connection: on FerretDB, whose updates
+	// are not atomic across connections, the outbox asks for it.
+	client, err := srv.Client(ctx, options.Client().SetMaxPoolSize(1))
 	if err != nil {
 		panic(err)
 	}

@@ -53,13 +53,14 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	orders, err := repo.New[*Order](bus, repo.WithDatabase(g.db))
+	one := srv.AtomicDatabase(t) // the outbox asks for one connection on FerretDB
+	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
 	o := &Order{Status: "placed"}
 	o.Record("poison", nil)
 	o.Record("placed", nil)
 	require.NoError(t, orders.Insert(ctx, o))
-	relay, err := outbox.NewRelay(g.db, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
+	relay, err := outbox.NewRelay(one, outbox.PublisherFunc(func(_ context.Context, m outbox.Message) error {
 		if m.Type == "poison" {
 			return errors.New("refused")
 		}
