@@ -334,7 +334,8 @@ func pinsID(filter any) bool {
 	return err == nil && slices.ContainsFunc(eqs, func(c bson.E) bool { return c.Key == "_id" })
 }
 
-// room checks, by a read, that the document filter matches can take b.
+// room checks, by a read, that the document e's write lands on can take
+// b: the first that its filter matches in its sort, with its collation.
 func (o *Outbox) room(ctx context.Context, e *events.Event, b batch) error {
 	var doc struct {
 		Box struct {
@@ -342,7 +343,14 @@ func (o *Outbox) room(ctx context.Context, e *events.Event, b batch) error {
 			Bytes int64    `bson:"b"`
 		} `bson:"_outbox"`
 	}
-	err := e.Coll.FindOne(ctx, e.Filter, options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}, {Key: path(partBytes), Value: 1}})).Decode(&doc)
+	opts := options.FindOne().SetProjection(bson.D{{Key: path(partQueue), Value: 1}, {Key: path(partBytes), Value: 1}})
+	if e.Sort != nil {
+		opts.SetSort(e.Sort)
+	}
+	if e.Collation != nil {
+		opts.SetCollation(e.Collation)
+	}
+	err := e.Coll.FindOne(ctx, e.Filter, opts).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil
 	}
