@@ -35,7 +35,11 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	total := 0
 	var others bson.A // documents other relays hold, skipped for this Drain
 	for {
-		filter := bson.D{{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: time.Now()}}}}
+		now := time.Now()
+		filter := bson.D{
+			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: now}}},
+			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: now}}}}},
+		}
 		if len(others) > 0 {
 			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: others}}})
 		}
@@ -121,7 +125,7 @@ type outcome struct {
 	done      []string         // published or moved to DeadLetters: a prefix of read
 	size      map[string]int64 // bytes of each event done
 	failed    string           // the event whose attempt failed, or ""
-	retry     bson.D           // for it: $set of its tries and of the next due time
+	retry     bson.D           // for it: $set of its tries and of its backoff (hold)
 	undue     bool             // the removal ends the document's due time
 }
 
@@ -158,7 +162,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
-					{Key: path(partDue), Value: time.Now().Add(r.cfg.backoff(m.Attempt))},
+					{Key: path(partHold), Value: time.Now().Add(r.cfg.backoff(m.Attempt))},
 				}
 				break
 			}
@@ -366,7 +370,7 @@ func (o *outcome) emptying(filter bson.D, recheck bool) mongo.WriteModel {
 	}
 	return mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(bson.D{
 		{Key: "$set", Value: bson.D{{Key: path(partQueue), Value: bson.A{}}, {Key: path(partBytes), Value: 0}}},
-		{Key: "$unset", Value: bson.D{{Key: path(partEvents), Value: ""}, {Key: path(partTries), Value: ""}, {Key: path(partDue), Value: ""}}},
+		{Key: "$unset", Value: bson.D{{Key: path(partEvents), Value: ""}, {Key: path(partTries), Value: ""}, {Key: path(partDue), Value: ""}, {Key: path(partHold), Value: ""}}},
 	})
 }
 
@@ -380,6 +384,9 @@ func (o *outcome) removal(evs []string) bson.D {
 		for _, e := range evs {
 			unset = append(unset, bson.E{Key: path(partEvents, e), Value: ""}, bson.E{Key: path(partTries, e), Value: ""})
 			bytes += o.size[e]
+		}
+		if o.retry == nil {
+			unset = append(unset, bson.E{Key: path(partHold), Value: ""}) // the backoff is over
 		}
 		update = append(update,
 			bson.E{Key: "$pullAll", Value: bson.D{{Key: path(partQueue), Value: evs}}},

@@ -25,6 +25,9 @@ import (
 //	      its events are delivered, and no read sees it meanwhile
 //	tf    the model's tenant field, which the relay reads Message.Tenant from
 //	a     delivery attempts that failed, by event ID: n (count), err (last)
+//	hold  after a failed delivery, until when the document waits (its
+//	      backoff); only relays write it, so a writer's due time, which
+//	      only ever moves earlier, does not cut the backoff short
 //
 // Writers append to q with $push and relays remove from its head with
 // $pull, so the server orders the events of concurrent writers and no
@@ -41,6 +44,7 @@ const (
 	partGone   = "gone"
 	partTenant = "tf"
 	partTries  = "a"
+	partHold   = "hold"
 )
 
 func path(parts ...string) string {
