@@ -33,7 +33,15 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		return 0, err
 	}
 	total := 0
-	var others bson.A // documents other relays hold, skipped for this Drain
+	var others bson.A // documents other relays, or Drains, hold, skipped for this Drain
+	var held []string // what this batch works on, which the relay's other Drains skip
+	release := func() {
+		for _, k := range held {
+			r.busy.Delete(k)
+		}
+		held = held[:0]
+	}
+	defer release()
 	for {
 		now := time.Now()
 		filter := bson.D{
@@ -59,6 +67,13 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		var first time.Time // when the relay stops publishing the first document in outs
 		worked := 0
 		for _, d := range docs {
+			if mine[d.key] {
+				if _, other := r.busy.LoadOrStore(d.key, struct{}{}); other {
+					mine[d.key] = false // another Drain of this relay works on it
+				} else {
+					held = append(held, d.key)
+				}
+			}
 			if !mine[d.key] {
 				if len(others) < maxOthers {
 					others = append(others, d.ID)
@@ -85,6 +100,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		if err := r.remove(ctx, coll, outs, atomic); err != nil {
 			return total, err
 		}
+		release()
 		// A batch of documents all held by others is skipped: the next
 		// query leaves them out, so that relays spread over the work.
 		if len(docs) < r.cfg.batch || (worked == 0 && len(others) >= maxOthers) {

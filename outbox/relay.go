@@ -103,7 +103,9 @@ func defaultBackoff(attempt int) time.Duration {
 // Message.ID.
 //
 // A relay is a system process: it reads documents of every tenant. It is
-// safe for concurrent use, though one Run per relay is enough. On FerretDB
+// safe for concurrent use, though one Run per relay is enough: concurrent
+// Drains of one relay share its leases, and each document goes to one of
+// them. On FerretDB
 // its Drain fails with ErrUnsupported unless its client has a single
 // connection, as the Outbox's writes do (see Outbox).
 type Relay struct {
@@ -113,6 +115,7 @@ type Relay struct {
 	id      string
 	leases  *leases
 	indexed sync.Map // collection name -> struct{}
+	busy    sync.Map // lease key -> struct{}: documents a Drain of this relay works on
 
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
