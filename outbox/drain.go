@@ -162,7 +162,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 			Seq: base + int64(i) + 1, Time: ev.At, Data: ev.Data, Attempt: b.Tries[evID].N + 1}
 		var err error
 		if ok {
-			err = r.pub.Publish(ctx, m)
+			err = r.publish(ctx, m, r.leases.until(d.key))
 		} else {
 			err = errors.New("the event's body is missing from the document")
 			m.Attempt = r.cfg.maxAttempts
@@ -191,6 +191,25 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 	}
 	r.delivered.Add(int64(len(out.delivered)))
 	return out, nil
+}
+
+// publish publishes m with a context that ends when the relay stops
+// publishing for the document (until), and stops waiting for a Publish
+// that does not return by then, so that a publish that hangs holds neither
+// the document past its lease nor the relay's other documents. A Publish
+// abandoned that way counts as a failed attempt; if it delivers after all,
+// the message is published again later (consumers de-duplicate).
+func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.pub.Publish(ctx, m) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("the publish did not return before the lease's end: %w", context.Cause(ctx))
+	}
 }
 
 // remove removes from their documents the events outs delivered or moved

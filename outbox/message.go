@@ -24,7 +24,11 @@ type Message struct {
 }
 
 // Publisher delivers messages to a broker. Publish must return only once the
-// broker has the message; an error makes the relay retry it later.
+// broker has the message; an error makes the relay retry it later. Its
+// context ends when the relay's lease on the document would no longer
+// cover the removal of what it published; the relay stops waiting then,
+// counts a failed attempt and goes on with other documents, so a Publish
+// should give up when its context ends.
 type Publisher interface {
 	Publish(ctx context.Context, m Message) error
 }
