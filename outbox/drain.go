@@ -45,8 +45,8 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	for {
 		now := time.Now()
 		filter := bson.D{
-			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: now}}},
-			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: now}}}}},
+			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
+			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
 		}
 		if len(others) > 0 {
 			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: others}}})
@@ -122,7 +122,7 @@ func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) 
 	var docs []pendingDoc
 	for cur.Next(ctx) {
 		var d pendingDoc
-		if err := cur.Decode(&d); err != nil {
+		if err := bson.Unmarshal(cur.Current, &d); err != nil { // the default registry, as written
 			return nil, fmt.Errorf("reading %s of a document: %w", Field, err)
 		}
 		d.raw = bson.Raw(append([]byte(nil), cur.Current...))
@@ -159,7 +159,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		}
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),
-			Seq: base + int64(i) + 1, Time: ev.At, Data: ev.Data, Attempt: b.Tries[evID].N + 1}
+			Seq: base + int64(i) + 1, Time: ev.At.Time().UTC(), Data: ev.Data, Attempt: b.Tries[evID].N + 1}
 		var err error
 		if ok {
 			err = r.publish(ctx, m, r.leases.until(d.key))
@@ -178,7 +178,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
-					{Key: path(partHold), Value: time.Now().Add(r.cfg.backoff(m.Attempt))},
+					{Key: path(partHold), Value: date(time.Now().Add(r.cfg.backoff(m.Attempt)))},
 				}
 				break
 			}
@@ -309,7 +309,7 @@ func redue(ctx context.Context, coll *mongo.Collection, outs []outcome) error {
 		if doc.Box.Due != nil || (len(doc.Box.Queue) == 0 && !doc.Box.Gone) {
 			continue
 		}
-		if _, err := coll.UpdateOne(ctx, id, bson.D{{Key: "$min", Value: bson.D{{Key: path(partDue), Value: time.Now()}}}}); err != nil {
+		if _, err := coll.UpdateOne(ctx, id, bson.D{{Key: "$min", Value: bson.D{{Key: path(partDue), Value: date(time.Now())}}}}); err != nil {
 			return err
 		}
 	}

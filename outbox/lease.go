@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
@@ -26,9 +27,9 @@ import (
 
 // leaseDoc is a lease as stored.
 type leaseDoc struct {
-	ID    string    `bson:"_id"`
-	By    string    `bson:"by"`
-	Until time.Time `bson:"until"`
+	ID    string             `bson:"_id"`
+	By    string             `bson:"by"`
+	Until primitive.DateTime `bson:"until"`
 }
 
 // held is the run of slots a relay holds on one document.
@@ -99,7 +100,7 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 	if len(wants) > 0 {
 		docs := make([]any, len(wants))
 		for i, w := range wants {
-			docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: l.end(w.slot)}
+			docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: date(l.end(w.slot))}
 			got[i] = true
 		}
 		_, err := l.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
@@ -158,6 +159,6 @@ func (l *leases) prune(ctx context.Context) {
 	}
 	l.mu.Unlock()
 	if due {
-		_, _ = l.coll.DeleteMany(ctx, bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: now.Add(-2 * l.d)}}}})
+		_, _ = l.coll.DeleteMany(ctx, bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: date(now.Add(-2 * l.d))}}}})
 	}
 }

@@ -254,7 +254,7 @@ func (o *Outbox) beforeSave(ctx context.Context, e *events.Event, k kind, rec *R
 		if e.Document == nil {
 			return fmt.Errorf("outbox: %v: no document to store the events in", e.ModelType)
 		}
-		e.Document, err = appendField(e.Registry, e.Document, Field, b.field(o.now(), k.tenantField))
+		e.Document, err = appendField(e.Document, Field, b.field(o.now(), k.tenantField))
 		return err
 	}
 	o.add(e, b, k, true)
@@ -286,7 +286,7 @@ func (o *Outbox) add(e *events.Event, b batch, k kind, guard bool) {
 	}
 	e.AddExtra("$inc", path(partCount), int64(len(b.ids)))
 	e.AddExtra("$inc", path(partBytes), b.bytes)
-	e.AddExtra("$min", path(partDue), o.now())
+	e.AddExtra("$min", path(partDue), date(o.now()))
 	if !guard {
 		return
 	}
@@ -378,7 +378,7 @@ func (o *Outbox) beforeDelete(ctx context.Context, e *events.Event, k kind, rec 
 	// tombstone.
 	e.AddTombstone("$set", path(partGone), true)
 	if len(evs) == 0 {
-		e.AddExtra("$min", path(partDue), o.now())
+		e.AddExtra("$min", path(partDue), date(o.now()))
 		return nil
 	}
 	b, err := o.batch(ctx, e, evs)

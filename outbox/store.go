@@ -9,6 +9,7 @@ import (
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
 // Field is the reserved field of a document that holds its undelivered
@@ -57,10 +58,16 @@ func path(parts ...string) string {
 
 // storedEvent is an event as a document holds it under e.
 type storedEvent struct {
-	Type string    `bson:"t"`
-	At   time.Time `bson:"at"`
-	Data bson.Raw  `bson:"d,omitempty"`
+	Type string             `bson:"t"`
+	At   primitive.DateTime `bson:"at"`
+	Data bson.Raw           `bson:"d,omitempty"`
 }
+
+// date is t as a BSON date. The outbox writes its own times as such, never
+// as time.Time, so that a repository's or relay's registry that encodes
+// time.Time otherwise (as a string, say) cannot change what the relay's
+// queries compare.
+func date(t time.Time) primitive.DateTime { return primitive.NewDateTimeFromTime(t) }
 
 // batch is the events one write stores, encoded.
 type batch struct {
@@ -79,7 +86,7 @@ func encode(reg *bsoncodec.Registry, evs []Recorded) (batch, error) {
 		if ev.Type == "" {
 			return batch{}, fmt.Errorf("event %d (ID %s) has an empty type", i, ev.ID)
 		}
-		body := storedEvent{Type: ev.Type, At: ev.Time}
+		body := storedEvent{Type: ev.Type, At: date(ev.Time)}
 		if ev.Data != nil {
 			raw, err := bsonio.Marshal(reg, ev.Data)
 			if err != nil {
@@ -111,7 +118,7 @@ func (b batch) field(now time.Time, tenantField string) bson.D {
 		{Key: partEvents, Value: b.bodies},
 		{Key: partCount, Value: int64(len(b.ids))},
 		{Key: partBytes, Value: b.bytes},
-		{Key: partDue, Value: now},
+		{Key: partDue, Value: date(now)},
 	}
 	if tenantField != "" {
 		d = append(d, bson.E{Key: partTenant, Value: tenantField})
@@ -128,9 +135,10 @@ func (o *Outbox) guards(b batch) []bson.E {
 	}
 }
 
-// appendField returns doc with name: value added at its end.
-func appendField(reg *bsoncodec.Registry, doc bson.Raw, name string, value any) (bson.Raw, error) {
-	el, err := bsonio.Marshal(reg, bson.D{{Key: name, Value: value}})
+// appendField returns doc with name: value added at its end, value
+// encoded with the default registry: it is the outbox's own field.
+func appendField(doc bson.Raw, name string, value any) (bson.Raw, error) {
+	el, err := bsonio.Marshal(bson.DefaultRegistry, bson.D{{Key: name, Value: value}})
 	if err != nil {
 		return nil, err
 	}
