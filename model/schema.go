@@ -296,7 +296,9 @@ func (s *Schema) has(f Field) bool {
 
 // PolicyTags returns the tags of the model that only a policy listener
 // gives meaning to, by tag key: "tenant" for a tenant:"id" field,
-// "encrypt" for encrypted fields, "softdelete" for a soft-delete mark. Without the policy
+// "encrypt" for encrypted fields, "softdelete" for a soft-delete mark, and
+// what the model says it needs (NeedsPolicy; "outbox" for a model that
+// embeds outbox.Recorder). Without the policy
 // they would be ignored, and the data left unprotected, so repositories
 // refuse such a model on a bus where no policy enforces them.
 func (s *Schema) PolicyTags() []string {
@@ -309,6 +311,11 @@ func (s *Schema) PolicyTags() []string {
 	}
 	if s.AuditOf(DeletedAt) != nil {
 		tags = append(tags, "softdelete")
+	}
+	for _, t := range needed(s.Type, s.Struct) {
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
 	}
 	return tags
 }

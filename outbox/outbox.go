@@ -102,6 +102,14 @@ func New(opts ...Option) *Outbox {
 // EnforcesPolicy marks the outbox as an events.Policy.
 func (*Outbox) EnforcesPolicy() {}
 
+// PolicyTag is the policy tag of models that embed a Recorder (see
+// model.NeedsPolicy), which the outbox enforces.
+const PolicyTag = "outbox"
+
+// EnforcesTags tells repositories (events.TagEnforcer) that the outbox
+// stores the events of models that embed a Recorder.
+func (*Outbox) EnforcesTags() []string { return []string{PolicyTag} }
+
 // EventTypes tells the bus which events the outbox handles.
 func (*Outbox) EventTypes() []events.Type {
 	return []events.Type{events.BeforeQuery, events.BeforeSave, events.BeforeUpdate, events.BeforeDelete,

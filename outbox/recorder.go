@@ -55,6 +55,11 @@ func (r *Recorder) Recorded() []Recorded { return slices.Clone(r.events) }
 
 func (r *Recorder) outboxRecorder() *Recorder { return r }
 
+// NeedsPolicies tells repositories (model.NeedsPolicy) that a model
+// embedding a Recorder needs the outbox: repo.New refuses it on a bus
+// without New, where its events would be stored nowhere.
+func (*Recorder) NeedsPolicies() []string { return []string{PolicyTag} }
+
 // holder is implemented by models that embed a Recorder.
 type holder interface{ outboxRecorder() *Recorder }
 
