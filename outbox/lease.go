@@ -64,14 +64,24 @@ func (l *leases) until(key string) time.Time {
 // document, and no other relay publishes that again.
 func (l *leases) spare() time.Duration { return l.d / 3 }
 
-// valid reports whether the relay may publish for key now.
+// margin is the least time a publish has before until: a relay starts
+// one only while it has that left, so that a publish the server is slow to
+// acknowledge is rarely cut short by the deadline, which would count it as
+// failed, and publish it again, though it went through.
+func (l *leases) margin() time.Duration { return l.d / 6 }
+
+// holds reports whether h lets the relay start a publish at now, of slot s.
+func (l *leases) holds(h held, now time.Time, s int64) bool {
+	return s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare()-l.margin()))
+}
+
+// valid reports whether the relay may start a publish for key now.
 func (l *leases) valid(key string) bool {
 	l.mu.Lock()
 	h, ok := l.held[key]
 	l.mu.Unlock()
 	now := time.Now()
-	s := l.slot(now)
-	return ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare()))
+	return ok && l.holds(h, now, l.slot(now))
 }
 
 // claim claims keys for the current slot, and the next one in the second
@@ -134,7 +144,7 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 	}
 	out := map[string]bool{}
 	for _, k := range keys {
-		if h, ok := l.held[k]; ok && s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare())) {
+		if h, ok := l.held[k]; ok && l.holds(h, now, s) {
 			out[k] = true
 		}
 	}
