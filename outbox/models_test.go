@@ -22,6 +22,7 @@ type order struct {
 	outbox.Recorder  `bson:"-"`
 	Status           string `bson:"status"`
 	Note             string `bson:"note,omitempty"`
+	Rank             int    `bson:"rank,omitempty"`
 }
 
 // placed is an event's data.

@@ -1,0 +1,231 @@
+package outbox_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// TestDefendConcurrentWritersAndRelayLoseEvents (FerretDB): ONE writer,
+// updating its document one write at a time, and a relay, each on an
+// ordinary pool of the embedded server, whose updates read the document
+// and write it back whole, so that one connection's update erases
+// another's: the relay's removal and the writer's $push interleave, and
+// stored events vanish (1 to 6 of 60). No removal the relay could send
+// avoids that, so the outbox refuses such a client, for writes and for
+// the relay, before anything is written; the same race on one connection
+// (TestHeldWriterAndRelayOnOneConnection) loses nothing. On MongoDB the
+// race runs on the ordinary pool.
+func TestDefendConcurrentWritersAndRelayLoseEvents(t *testing.T) {
+	db := srv.Database(t)
+	if srv.Info().AtomicFindMod {
+		writerAndRelay(t, db)
+		return
+	}
+	orders, _ := defendSetupOn(t, db)
+	o := &order{Status: "placed"}
+	o.Record("order.placed", nil)
+	err := orders.Insert(ctx, o)
+	require.ErrorIs(t, err, outbox.ErrUnsupported)
+	assert.ErrorContains(t, err, "maxPoolSize=1")
+	n, err := db.Collection("orders").CountDocuments(ctx, bson.D{})
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing written")
+	_, err = relay(t, db, &pub{}, outbox.WithCollections("orders")).Drain(ctx)
+	assert.ErrorIs(t, err, outbox.ErrUnsupported, "the relay refuses the pool too")
+}
+
+// TestHeldWriterAndRelayOnOneConnection: the same race through
+// AtomicDatabase (one connection, so the server applies one update at a
+// time) loses nothing: the loss above is the server's non-atomic update.
+func TestHeldWriterAndRelayOnOneConnection(t *testing.T) {
+	writerAndRelay(t, srv.AtomicDatabase(t))
+}
+
+func writerAndRelay(t *testing.T, db *mongo.Database) {
+	orders, _ := defendSetupOn(t, db)
+	o := &order{Status: "placed"}
+	require.NoError(t, orders.Insert(ctx, o))
+	p := &pub{}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithPollInterval(time.Millisecond))
+	rctx, cancel := contextWithCancel()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(rctx) }()
+	const writers, each = 1, 60
+	var want sync.Map
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				var rec outbox.Recorder
+				rec.Record("tick", bson.D{{Key: "w", Value: w}, {Key: "i", Value: i}})
+				id := rec.Recorded()[0].ID
+				_, err := orders.UpdateOne(outbox.WithRecorder(ctx, &rec), bson.D{{Key: "_id", Value: o.ID}},
+					bson.D{{Key: "$inc", Value: bson.D{{Key: "rank", Value: 1}}}})
+				if assert.NoError(t, err) {
+					want.Store(id, true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && queueLen(t, db, o.ID) > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done
+	got := map[string]bool{}
+	for _, m := range p.all() {
+		got[m.ID] = true
+	}
+	lost := 0
+	want.Range(func(k, _ any) bool {
+		if !got[k.(string)] {
+			lost++
+		}
+		return true
+	})
+	t.Logf("stored %d events, delivered %d distinct, %d still queued", writers*each, len(got), queueLen(t, db, o.ID))
+	assert.Zero(t, lost, "every stored event is delivered")
+}
+
+// TestHeldStaleSaveBringsNothingBack: a model loaded before a delivery,
+// saved afterwards with a new event, keeps the new event and brings back
+// none of the delivered ones.
+func TestHeldStaleSaveBringsNothingBack(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("e1", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	stale, err := orders.FindByID(ctx, o.ID)
+	require.NoError(t, err)
+	p := &pub{}
+	r := relay(t, db, p, outbox.WithCollections("orders"))
+	_, err = r.Drain(ctx)
+	require.NoError(t, err)
+	stale.Status = "stale"
+	stale.Record("e2", nil)
+	require.NoError(t, orders.Save(ctx, stale))
+	_, err = r.Drain(ctx)
+	require.NoError(t, err)
+	var types []string
+	for _, m := range p.all() {
+		types = append(types, m.Type)
+	}
+	assert.Equal(t, []string{"e1", "e2"}, types)
+}
+
+// TestHeldExpiredRelayCannotRemoveOthersWork: relay A publishes e1, then
+// pauses past its lease before its removal write; B takes the document
+// over and a writer adds e2 meanwhile; A's late removal takes nothing but
+// e1, and e2 is still delivered (e1 twice: in flight when A paused).
+func TestHeldExpiredRelayCannotRemoveOthersWork(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("e1", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	gate := make(chan struct{})
+	pa := &pub{hook: func(outbox.Message) { <-gate }}
+	pb := &pub{}
+	a := relay(t, db, pa, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond))
+	b := relay(t, db, pb, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond))
+	adone := make(chan struct{})
+	go func() { defer close(adone); _, _ = a.Drain(ctx) }()
+	time.Sleep(700 * time.Millisecond) // A's lease is over; A is stuck in Publish(e1)
+	o.Record("e2", nil)
+	require.NoError(t, orders.Save(ctx, o))
+	_, err := b.Drain(ctx)
+	require.NoError(t, err)
+	o.Record("e3", nil)
+	require.NoError(t, orders.Save(ctx, o))
+	close(gate)
+	<-adone
+	time.Sleep(700 * time.Millisecond)
+	_, err = b.Drain(ctx)
+	require.NoError(t, err)
+	var types []string
+	for _, m := range pb.all() {
+		types = append(types, m.Type)
+	}
+	assert.Equal(t, []string{"e1", "e2", "e3"}, types)
+	assert.Zero(t, queueLen(t, db, o.ID))
+}
+
+// TestHeldPoisonMessageDoesNotBlockOthers: a message that always fails
+// goes to dead letters after MaxAttempts; its document's next event
+// follows in order, and another document flows meanwhile.
+func TestHeldPoisonMessageDoesNotBlockOthers(t *testing.T) {
+	orders, db := defendSetup(t)
+	x := &order{Status: "x"}
+	x.Record("poison", nil)
+	x.Record("x.after", nil)
+	require.NoError(t, orders.Insert(ctx, x))
+	y := &order{Status: "y"}
+	y.Record("y.1", nil)
+	require.NoError(t, orders.Insert(ctx, y))
+	p := &pub{fail: func(m outbox.Message) error {
+		if m.Type == "poison" {
+			return assert.AnError
+		}
+		return nil
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithMaxAttempts(2),
+		outbox.WithBackoff(func(int) time.Duration { return 0 }))
+	for range 3 {
+		_, err := r.Drain(ctx)
+		require.NoError(t, err)
+	}
+	var types []string
+	for _, m := range p.all() {
+		types = append(types, m.Type)
+	}
+	assert.ElementsMatch(t, []string{"y.1", "x.after"}, types)
+	n, err := db.Collection(outbox.DeadLetters).CountDocuments(ctx, bson.D{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, n)
+}
+
+// TestHeldTombstoneHiddenFromEveryRepositoryRead: once deleted, the
+// document is gone for FindByID, Count, Distinct, Aggregate, UpdateOne and
+// FindOneAndUpdate, and an upsert by its _id cannot bring it back.
+func TestHeldTombstoneHiddenFromEveryRepositoryRead(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("e1", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	require.NoError(t, orders.Delete(ctx, o))
+	id := bson.D{{Key: "_id", Value: o.ID}}
+	_, err := orders.FindByID(ctx, o.ID)
+	assert.Error(t, err)
+	n, err := orders.Count(ctx, id)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	d, err := orders.Distinct(ctx, "status", bson.D{})
+	require.NoError(t, err)
+	assert.Empty(t, d)
+	var agg []bson.M
+	require.NoError(t, orders.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{}}}}, &agg))
+	assert.Empty(t, agg)
+	res, err := orders.UpdateOne(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "x"}}}})
+	require.NoError(t, err)
+	assert.Zero(t, res.MatchedCount)
+	_, err = orders.FindOneAndUpdate(ctx, id, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "x"}}}})
+	assert.Error(t, err)
+	var rec outbox.Recorder
+	rec.Record("resurrect", nil)
+	_, err = orders.UpdateOne(outbox.WithRecorder(ctx, &rec), id, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "x"}}}}, upsert())
+	assert.Error(t, err, "an upsert by the _id of a tombstone fails")
+	assert.Equal(t, 1, queueLen(t, db, o.ID))
+	_ = primitive.NilObjectID
+}

@@ -1,0 +1,125 @@
+package outbox_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// TestDefendWritesDefeatBackoff: a failed publish sets the document's due
+// to now+backoff, but every later write of the document sets due back to
+// now ($min), so a busy document retries its failing head at the write
+// rate: with a one-hour backoff and MaxAttempts 3, three writes send the
+// head to dead letters within a second.
+func TestDefendWritesDefeatBackoff(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("order.placed", nil)
+	head := o.Recorded()[0].ID
+	require.NoError(t, orders.Insert(ctx, o))
+	p := &pub{fail: func(m outbox.Message) error {
+		if m.ID == head {
+			return errors.New("broker hiccup")
+		}
+		return nil
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithMaxAttempts(3),
+		outbox.WithBackoff(func(int) time.Duration { return time.Hour }))
+	for i := range 4 {
+		_, err := r.Drain(ctx)
+		require.NoError(t, err)
+		o.Status = "busy"
+		o.Record("order.touched", bson.D{{Key: "i", Value: i}})
+		require.NoError(t, orders.Save(ctx, o))
+	}
+	st := r.Stats()
+	t.Logf("stats: %+v", st)
+	assert.EqualValues(t, 1, st.Failed, "one attempt per hour of backoff")
+	assert.Zero(t, st.DeadLettered, "no dead letter within the first hour")
+}
+
+var _ sync.Mutex
+
+// TestDefendConcurrentDrainsOfOneRelayDuplicate: Relay is documented safe
+// for concurrent use, but two Drains of one relay share its leases, so
+// both deliver the same document at once: every message is published
+// twice though no relay died.
+func TestDefendConcurrentDrainsOfOneRelayDuplicate(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("e1", nil)
+	o.Record("e2", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	entered := make(chan struct{}, 8)
+	second := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	calls := 0
+	p := &pub{hook: func(outbox.Message) {
+		entered <- struct{}{}
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 { // the first Drain waits inside Publish for the second
+			select {
+			case <-second:
+			case <-time.After(2 * time.Second):
+			}
+		} else {
+			once.Do(func() { close(second) })
+		}
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"))
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
+	<-entered // the first Drain holds the document and publishes
+	go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
+	wg.Wait()
+	msgs := p.all()
+	assert.Len(t, msgs, 2, "e1 and e2 published once each: %v", msgs)
+}
+
+// TestDefendHungPublishBlocksOtherDocuments: Publish gets no deadline, so a
+// publish that hangs on one document's message (a broker stuck on one
+// subject) holds the relay past its lease and every other document waits:
+// head-of-line blocking across documents, and publishing after the lease
+// ended.
+func TestDefendHungPublishBlocksOtherDocuments(t *testing.T) {
+	orders, db := defendSetup(t)
+	x := &order{Status: "x"}
+	x.Record("x.1", nil)
+	require.NoError(t, orders.Insert(ctx, x))
+	time.Sleep(5 * time.Millisecond) // x is due first
+	y := &order{Status: "y"}
+	y.Record("y.1", nil)
+	require.NoError(t, orders.Insert(ctx, y))
+	hang := make(chan struct{})
+	defer close(hang)
+	ydone := make(chan struct{})
+	p := &pub{hook: func(m outbox.Message) {
+		if m.Type == "x.1" {
+			<-hang
+		}
+		if m.Type == "y.1" {
+			close(ydone)
+		}
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(500*time.Millisecond),
+		outbox.WithPollInterval(20*time.Millisecond))
+	rctx, cancel := contextWithCancel()
+	defer cancel()
+	go func() { _ = r.Run(rctx) }()
+	select {
+	case <-ydone:
+	case <-time.After(3 * time.Second):
+		t.Errorf("y's event waited 3s (six leases) behind x's hung publish")
+	}
+}

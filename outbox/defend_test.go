@@ -1,0 +1,110 @@
+package outbox_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// defendSetup returns a repository of orders on a fresh database with one
+// connection on FerretDB (the outbox refuses more there).
+func defendSetup(t testing.TB, opts ...outbox.Option) (*repo.Repository[*order], *mongo.Database) {
+	t.Helper()
+	return defendSetupOn(t, srv.AtomicDatabase(t), opts...)
+}
+
+func defendSetupOn(t testing.TB, db *mongo.Database, opts ...outbox.Option) (*repo.Repository[*order], *mongo.Database) {
+	t.Helper()
+	bus := events.NewBus()
+	bus.Register(outbox.New(opts...))
+	r, err := repo.New[*order](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	return r, db
+}
+
+// pub records every message it is given, in order, and fails as fail says.
+type pub struct {
+	mu   sync.Mutex
+	msgs []outbox.Message
+	fail func(m outbox.Message) error
+	hook func(m outbox.Message) // called before recording, outside the lock
+}
+
+func (p *pub) Publish(_ context.Context, m outbox.Message) error {
+	if p.hook != nil {
+		p.hook(m)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fail != nil {
+		if err := p.fail(m); err != nil {
+			return err
+		}
+	}
+	p.msgs = append(p.msgs, m)
+	return nil
+}
+
+func (p *pub) all() []outbox.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]outbox.Message(nil), p.msgs...)
+}
+
+// countID counts how often the message with id was published.
+func countID(ms []outbox.Message, id string) int {
+	n := 0
+	for _, m := range ms {
+		if m.ID == id {
+			n++
+		}
+	}
+	return n
+}
+
+func relay(t testing.TB, db *mongo.Database, p outbox.Publisher, opts ...outbox.RelayOption) *outbox.Relay {
+	t.Helper()
+	r, err := outbox.NewRelay(db, p, opts...)
+	require.NoError(t, err)
+	return r
+}
+
+// raw reads the _outbox field of the document with id, raw, or nil.
+func box(t testing.TB, db *mongo.Database, id any) bson.M {
+	t.Helper()
+	var doc bson.M
+	err := db.Collection("orders").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	if err == mongo.ErrNoDocuments {
+		return nil
+	}
+	require.NoError(t, err)
+	b, _ := doc["_outbox"].(bson.M)
+	return b
+}
+
+func queueLen(t testing.TB, db *mongo.Database, id any) int {
+	b := box(t, db, id)
+	if b == nil {
+		return 0
+	}
+	q, _ := b["q"].(bson.A)
+	return len(q)
+}
+
+func contextWithCancel() (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }
+
+func upsert() *options.UpdateOptions { return options.Update().SetUpsert(true) }
+
+func bsonD() bson.D { return bson.D{} }
+
+func bsonSet(k string, v any) bson.D {
+	return bson.D{{Key: "$set", Value: bson.D{{Key: k, Value: v}}}}
+}
