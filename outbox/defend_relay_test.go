@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -122,4 +123,62 @@ func TestDefendHungPublishBlocksOtherDocuments(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Errorf("y's event waited 3s (six leases) behind x's hung publish")
 	}
+}
+
+// TestDefendLeasesOfRelaysWithOtherLeaseLengths: a lease's _id names a
+// slot of the relay's WithLease length, so two relays with different
+// lengths (a rolling deploy that changes the setting) would never collide
+// on an _id, and both would deliver one document at once. The first relay
+// records its length; the other's Drain is refused and publishes nothing.
+func TestDefendLeasesOfRelaysWithOtherLeaseLengths(t *testing.T) {
+	orders, db := defendSetup(t)
+	o := &order{Status: "placed"}
+	o.Record("e1", nil)
+	require.NoError(t, orders.Insert(ctx, o))
+	started := make(chan struct{}, 2)
+	release := make(chan struct{})
+	p := &pub{hook: func(outbox.Message) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(time.Second):
+		}
+	}}
+	a := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(30*time.Second))
+	b := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(45*time.Second))
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, r := range []*outbox.Relay{a, b} {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, errs[i] = r.Drain(ctx) }()
+	}
+	<-started
+	select {
+	case <-started:
+	case <-time.After(700 * time.Millisecond):
+	}
+	close(release)
+	wg.Wait()
+	msgs := p.all()
+	assert.Len(t, msgs, 1, "one relay holds the document; the message is published once: %v", msgs)
+	lengths := []time.Duration{30 * time.Second, 45 * time.Second}
+	refused, won := 0, time.Duration(0)
+	for i, err := range errs {
+		if err == nil {
+			won = lengths[i]
+			continue
+		}
+		assert.ErrorIs(t, err, outbox.ErrInvalidRelay)
+		refused++
+	}
+	require.Equal(t, 1, refused, "the relay with the other length is refused: %v", errs)
+	for _, err := range errs {
+		if err != nil {
+			assert.ErrorContains(t, err, fmt.Sprintf("lease for %v", won))
+		}
+	}
+
+	c := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(won))
+	_, err := c.Drain(ctx)
+	assert.NoError(t, err, "a relay with the recorded length drains")
 }

@@ -16,7 +16,8 @@ import (
 
 // A lease is a document of Leases whose unique _id names a document and a
 // time slot: "<collection>|<_id>@<slot>", slot being the Unix time in
-// nanoseconds divided by the lease duration. Inserting it gives the
+// nanoseconds divided by the lease duration, which every relay of the
+// database shares (see agree). Inserting it gives the
 // inserter the document for that slot, on every server, since only the
 // unique index decides. Nothing is ever updated, so FerretDB's non-atomic
 // updates do not matter, and an expired lease needs no takeover: the next
@@ -24,6 +25,42 @@ import (
 // of the current one, so that it keeps documents it is still working on;
 // it publishes only until a third of the lease before its last slot ends,
 // and removes what it published before the slot ends (see spare).
+
+// lengthID is the _id of the document of Leases that holds the lease
+// length every relay of the database uses (see agree).
+const lengthID = "length"
+
+// lengthDoc is that document.
+type lengthDoc struct {
+	ID    string `bson:"_id"`
+	Nanos int64  `bson:"ns"`
+}
+
+// agree makes sure that every relay of the database leases for as long as
+// this one: the first relay records its length in Leases, and a relay
+// with another length is refused, since slots of other lengths have other
+// _ids, so that two relays could hold one document at once. It reads
+// again at every Drain (one read by _id), so that the document, deleted
+// while no relay runs, takes a new length.
+func (l *leases) agree(ctx context.Context) error {
+	var doc lengthDoc
+	err := l.coll.FindOne(ctx, bson.D{{Key: "_id", Value: lengthID}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		doc = lengthDoc{ID: lengthID, Nanos: int64(l.d)}
+		_, err = l.coll.InsertOne(ctx, doc)
+		if mongo.IsDuplicateKeyError(err) { // another relay recorded it first
+			err = l.coll.FindOne(ctx, bson.D{{Key: "_id", Value: lengthID}}).Decode(&doc)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: reading the relays' lease length in %s: %w", l.coll.Name(), err)
+	}
+	if time.Duration(doc.Nanos) != l.d {
+		return fmt.Errorf("%w: WithLease(%v), but the relays of this database lease for %v (document %q of %s): relays with other lengths could hold one document at once, so each must lease for as long; to change it, stop every relay and delete that document",
+			ErrInvalidRelay, l.d, time.Duration(doc.Nanos), lengthID, l.coll.Name())
+	}
+	return nil
+}
 
 // leaseDoc is a lease as stored.
 type leaseDoc struct {

@@ -48,7 +48,9 @@ func WithCollections(names ...string) RelayOption {
 // WithLease sets how long a relay owns a document's events once it has
 // claimed them; the default is 30 seconds. It must outlast the delivery of
 // one batch of a document's events; a relay that stops (or dies) keeps
-// its documents from the others no longer than this.
+// its documents from the others no longer than this. Every relay of a
+// database leases for as long: the first records its length in Leases,
+// and Drain fails with ErrInvalidRelay for a relay with another.
 func WithLease(d time.Duration) RelayOption { return func(c *relayConfig) { c.lease = d } }
 
 // WithMaxAttempts sets how many times a message is published before it
@@ -192,6 +194,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // delivered. Events in backoff wait for a later Drain.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
 	if err := serialized(ctx, r.db, "the relay's client"); err != nil {
+		return 0, err
+	}
+	if err := r.leases.agree(ctx); err != nil {
 		return 0, err
 	}
 	colls, err := r.collections(ctx)
