@@ -229,3 +229,54 @@ func TestHeldTombstoneHiddenFromEveryRepositoryRead(t *testing.T) {
 	assert.Equal(t, 1, queueLen(t, db, o.ID))
 	_ = primitive.NilObjectID
 }
+
+// TestDefendSeqRestartsAfterReinsert: once a relay removes a deleted
+// document, an Insert with the same _id would start its Seq at 1 again,
+// so the subject's stream would carry Seq 1, 2, 1, and a consumer that
+// orders or de-duplicates by subject and Seq would drop the new
+// document's events. The relay records the last Seq in outbox.Seqs when
+// it removes the document, and the next document with the _id continues
+// it, through more deletes and inserts, with either write strategy.
+func TestDefendSeqRestartsAfterReinsert(t *testing.T) {
+	strategies(t, func(t *testing.T) {
+		orders, db := defendSetup(t)
+		p := &pub{}
+		r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithAtomicWrites(atomicRun))
+		drain := func() {
+			t.Helper()
+			_, err := r.Drain(ctx)
+			require.NoError(t, err)
+		}
+		o := &order{Status: "placed"}
+		o.Record("order.placed", nil)
+		require.NoError(t, orders.Insert(ctx, o))
+		o.Record("order.cancelled", nil)
+		require.NoError(t, orders.Delete(ctx, o))
+		drain()
+		require.Nil(t, box(t, db, o.ID), "the tombstone is removed")
+
+		again := &order{Status: "placed again"}
+		again.ID = o.ID
+		again.Record("order.placed", nil)
+		require.NoError(t, orders.Insert(ctx, again))
+		drain()
+		again.Record("order.changed", nil)
+		require.NoError(t, orders.Save(ctx, again))
+		drain()
+		require.NoError(t, orders.Delete(ctx, again)) // no event: the Seq stays
+		drain()
+		require.Nil(t, box(t, db, o.ID), "the tombstone is removed")
+
+		third := &order{Status: "placed a third time"}
+		third.ID = o.ID
+		third.Record("order.placed", nil)
+		third.Record("order.changed", nil)
+		require.NoError(t, orders.Insert(ctx, third))
+		drain()
+		var seqs []int64
+		for _, m := range p.all() {
+			seqs = append(seqs, m.Seq)
+		}
+		assert.Equal(t, []int64{1, 2, 3, 4, 5, 6}, seqs, "Seq of subject %s keeps growing", o.ID.Hex())
+	})
+}

@@ -17,10 +17,11 @@ import (
 
 // pendingDoc is a document with work, as a relay reads it.
 type pendingDoc struct {
-	ID  any `bson:"_id"`
-	Box box `bson:"_outbox"`
-	raw bson.Raw
-	key string // its lease key
+	ID   any `bson:"_id"`
+	Box  box `bson:"_outbox"`
+	raw  bson.Raw
+	key  string // its lease key
+	base int64  // the Seq before its first event: Box.Base, or read from Seqs
 }
 
 // drain delivers what is due in coll, batch after batch.
@@ -61,6 +62,9 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		}
 		mine, err := r.leases.claim(ctx, keys)
 		if err != nil {
+			return total, err
+		}
+		if err := r.bases(ctx, docs, mine); err != nil {
 			return total, err
 		}
 		var outs []outcome
@@ -132,9 +136,75 @@ func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) 
 	return docs, cur.Err()
 }
 
+// bases sets the base of the documents the relay holds: Box.Base, or,
+// for a document without one (no relay removed its events yet), the last
+// Seq in Seqs of earlier documents with its _id, read only when Seqs is
+// not empty. A document read here was inserted before this read, so its
+// predecessor's Seq, written before its removal, is in Seqs by now.
+func (r *Relay) bases(ctx context.Context, docs []pendingDoc, mine map[string]bool) error {
+	var need []*pendingDoc
+	for i := range docs {
+		d := &docs[i]
+		if d.Box.Base != nil {
+			d.base = *d.Box.Base
+		} else if mine[d.key] {
+			need = append(need, d)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	seqs := r.db.Collection(Seqs)
+	err := seqs.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	for _, d := range need {
+		if err != nil {
+			break
+		}
+		var last struct {
+			N int64 `bson:"n"`
+		}
+		err = seqs.FindOne(ctx, bson.D{{Key: "_id", Value: d.key}}).Decode(&last)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			err = nil
+		}
+		d.base = last.N
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", Seqs, err)
+	}
+	return nil
+}
+
+// ended records in Seqs the last Seq of the deleted documents of outs that
+// the relay's write removes, before it does.
+func ended(ctx context.Context, db *mongo.Database, outs []outcome) error {
+	for _, o := range outs {
+		if !o.gone || !o.emptied() || o.last == 0 {
+			continue
+		}
+		filter := bson.D{{Key: "_id", Value: o.key}}
+		update := bson.D{{Key: "$max", Value: bson.D{{Key: "n", Value: o.last}}}}
+		_, err := db.Collection(Seqs).UpdateOne(ctx, filter, update, options.Update().SetUpsert(true))
+		if mongo.IsDuplicateKeyError(err) { // inserted meanwhile: update it
+			_, err = db.Collection(Seqs).UpdateOne(ctx, filter, update)
+		}
+		if err != nil {
+			return fmt.Errorf("recording the last Seq in %s: %w", Seqs, err)
+		}
+	}
+	return nil
+}
+
 // outcome is what a relay did with one document's events.
 type outcome struct {
 	id        any
+	key       string           // its lease key, which names it in Seqs
+	base      int64            // the Seq before its first event
+	newBase   bool             // the document does not hold base yet
+	last      int64            // the Seq of its last event
 	read      []string         // the queue as read
 	gone      bool             // the document is a tombstone
 	delivered []string         // published
@@ -151,8 +221,9 @@ func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o
 // deliver publishes d's events in order while the lease holds.
 func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (outcome, error) {
 	b := d.Box
-	out := outcome{id: d.ID, read: b.Queue, gone: b.Gone, size: map[string]int64{}}
-	base := b.Count - int64(len(b.Queue))
+	out := outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
+		read: b.Queue, gone: b.Gone, size: map[string]int64{}}
+	base := d.base + b.Count - int64(len(b.Queue))
 	for i, evID := range b.Queue {
 		if !r.leases.valid(d.key) || ctx.Err() != nil {
 			break
@@ -243,6 +314,9 @@ func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outco
 		} else if q, ok := fresh[idKey(o.id)]; ok {
 			writes = appendModel(writes, o.checked(q))
 		}
+	}
+	if err := ended(ctx, r.db, outs); err != nil {
+		return fmt.Errorf("removing delivered events: %w", err)
 	}
 	res, err := r.bulk(ctx, coll, writes)
 	if err == nil && res.MatchedCount+res.DeletedCount < int64(len(writes)) && len(fallbacks) > 0 {
@@ -403,8 +477,12 @@ func (o *outcome) emptying(filter bson.D, recheck bool) mongo.WriteModel {
 		}
 		return mongo.NewDeleteOneModel().SetFilter(filter)
 	}
+	set := bson.D{{Key: path(partQueue), Value: bson.A{}}, {Key: path(partBytes), Value: 0}}
+	if o.newBase {
+		set = append(set, bson.E{Key: path(partBase), Value: o.base})
+	}
 	return mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(bson.D{
-		{Key: "$set", Value: bson.D{{Key: path(partQueue), Value: bson.A{}}, {Key: path(partBytes), Value: 0}}},
+		{Key: "$set", Value: set},
 		{Key: "$unset", Value: bson.D{{Key: path(partEvents), Value: ""}, {Key: path(partTries), Value: ""}, {Key: path(partDue), Value: ""}, {Key: path(partHold), Value: ""}}},
 	})
 }
@@ -430,6 +508,9 @@ func (o *outcome) removal(evs []string) bson.D {
 	}
 	if o.retry != nil {
 		update = append(update, bson.E{Key: "$set", Value: o.retry})
+	}
+	if len(update) > 0 && o.newBase {
+		update = mergeOps(append(update, bson.E{Key: "$set", Value: bson.D{{Key: path(partBase), Value: o.base}}}))
 	}
 	return update
 }

@@ -17,7 +17,7 @@ type Message struct {
 	Source  string    // the collection
 	Subject string    // the document's _id as a string (hex for an ObjectID)
 	Tenant  string    // the model's tenant, when it has a tenant field
-	Seq     int64     // 1, 2, 3, … per document, in the order recorded
+	Seq     int64     // 1, 2, 3, … per document _id, in the order recorded, continued by a document inserted again under the _id of a removed one (see Seqs)
 	Time    time.Time // when it was recorded
 	Data    bson.Raw  // the recorded data, encoded with the repository's registry
 	Attempt int       // 1 on the first delivery

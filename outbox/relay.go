@@ -25,6 +25,15 @@ const DeadLetters = "outbox_dead"
 // leases on documents (see Relay).
 const Leases = "outbox_leases"
 
+// Seqs is the collection, in the relay's database, that holds for each
+// deleted document a relay removed the last Seq of its events, under the
+// collection and the _id, so that a document inserted again with that _id
+// continues its Seq instead of starting again at 1 (a consumer that
+// orders or de-duplicates by subject and Seq would drop its events). It
+// grows by one small document per removed _id that had events; relays
+// read it only while it is not empty.
+const Seqs = "outbox_seqs"
+
 // RelayOption configures NewRelay.
 type RelayOption func(*relayConfig)
 

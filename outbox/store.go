@@ -18,8 +18,11 @@ import (
 //
 //	q     the IDs of the undelivered events, in the order recorded
 //	e     the events by ID: t (type), at (time recorded), d (data)
-//	n     how many events the document has ever recorded: the Seq of the
-//	      last one, so that q[i] has Seq n-len(q)+1+i
+//	n     how many events the document has ever recorded, so that q[i]
+//	      has Seq s+n-len(q)+1+i
+//	s     the last Seq of the documents with its _id that relays removed
+//	      before it was inserted (see Seqs); a relay writes it with its
+//	      first removal, and reads it from Seqs until then
 //	b     the bytes of the undelivered events
 //	due   while there is work for a relay: when it should look next
 //	gone  the application deleted the document; a relay removes it once
@@ -46,6 +49,7 @@ const (
 	partTenant = "tf"
 	partTries  = "a"
 	partHold   = "hold"
+	partBase   = "s"
 )
 
 func path(parts ...string) string {
@@ -172,4 +176,5 @@ type box struct {
 	Gone   bool                   `bson:"gone"`
 	Tenant string                 `bson:"tf"`
 	Tries  map[string]tries       `bson:"a"`
+	Base   *int64                 `bson:"s"`
 }
