@@ -61,12 +61,37 @@ func TestEventTableByFilter(t *testing.T) {
 	_, err = users.FindOneAndReplace(ctx, bson.M{"name": "none"}, &hooked{Name: "y"})
 	assert.ErrorIs(t, err, repo.ErrNotFound)
 	assert.Zero(t, count(t, db, "hookeds", bson.M{"name": "y"}))
+	take()
+	_, err = users.FindOneAndReplace(ctx, bson.M{"name": "none"}, &hooked{Name: "ups", j: j}, options.FindOneAndReplace().SetUpsert(true))
+	assert.ErrorIs(t, err, repo.ErrNotFound, "an upsert returns no document before")
+	assert.Equal(t, []string{"Updating", "Saving", "BeforeQuery", "BeforeConvert", "BeforeSave", "AfterSave", "Updated", "Saved"}, take(), "FindOneAndReplace that returns nothing")
+	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "ups"}))
 
 	wrongID := &hooked{Name: "z"}
 	wrongID.ID = primitive.NewObjectID()
 	_, err = users.ReplaceOne(ctx, bson.M{"name": "d3"}, wrongID)
 	assert.Error(t, err, "MongoDB never changes a document's _id")
 	assert.Equal(t, int64(1), count(t, db, "hookeds", bson.M{"name": "d3"}))
+}
+
+// TestEventTableWatch proves Watch's row of the table, without a server,
+// since the embedded one has no change streams: BeforeQuery for the
+// pipeline, then AfterLoad and AfterConvert for each change that carries a
+// full document, and nothing for one that carries none.
+func TestEventTableWatch(t *testing.T) {
+	j := &journal{}
+	_, users, _ := setup[*hooked](t, j)
+	take := func() []string { l := j.lines; j.lines = nil; return l }
+	doc := bsonDoc(t, bson.D{{Key: "_id", Value: primitive.NewObjectID()}, {Key: "name", Value: "a"}})
+	insert := bsonDoc(t, bson.D{{Key: "operationType", Value: "insert"}, {Key: "fullDocument", Value: doc}})
+	deleted := bsonDoc(t, bson.D{{Key: "operationType", Value: "delete"}, {Key: "documentKey", Value: bson.D{{Key: "_id", Value: doc.Lookup("_id")}}}})
+
+	_, got, err := users.WatchChanges(ctx, nil, insert, deleted, insert)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	assert.Equal(t, "a", got[0].Name)
+	assert.Nil(t, got[1], "a delete carries no document")
+	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert", "AfterLoad", "AfterConvert"}, take(), "Watch")
 }
 
 // TestReplaceByFilterRefusesAVersionedModel: a replace by filter cannot

@@ -1,7 +1,7 @@
 // Package repo provides typed repositories over mgm collections that
 // publish the events of package events around every operation, bulk writes,
-// reads, operator updates, aggregations and counts included, while mgm's
-// own model hooks keep firing.
+// reads, operator updates, replaces, deletes, aggregations, counts and
+// change streams included, while mgm's own model hooks keep firing.
 //
 // Event order, per model:
 //
@@ -20,6 +20,7 @@
 //	ReplaceOne           Updating, Saving, BeforeQuery, BeforeConvert, BeforeSave, replace, AfterSave, Updated, Saved
 //	                     (when none matched and none was upserted: nothing after the replace)
 //	FindOneAndReplace    as ReplaceOne, then AfterLoad, AfterConvert for the returned document
+//	                     (none when no document is returned)
 //	Delete               Deleting, BeforeQuery, BeforeDelete, delete, AfterDelete, Deleted
 //	DeleteOne,           BeforeQuery, BeforeDelete, delete, AfterDelete
 //	DeleteMany
@@ -44,8 +45,9 @@
 //
 // An error from a hook or a Before* listener aborts the operation before
 // anything is sent. An After* error is returned after the write has
-// happened. mgm's hooks need a model, so operations by filter do not run
-// them, as in mgm.
+// happened. mgm's hooks need a model, so the operations by filter that
+// take none do not run them, as in mgm; ReplaceOne and FindOneAndReplace,
+// which take one, run Save's.
 //
 // Interceptors on the bus (events.Interceptor) wrap each of these methods
 // whole, hooks and events included, and see it end however it ends.

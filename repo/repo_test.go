@@ -97,6 +97,15 @@ func TestEventTable(t *testing.T) {
 	}
 	assert.Equal(t, []string{"BeforeQuery", "AfterLoad", "AfterConvert"}, take(), "All")
 
+	cur, err := users.Iter(ctx, bson.M{"name": "a"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BeforeQuery"}, take(), "Iter, before the cursor reads")
+	for cur.Next(ctx) {
+	}
+	require.NoError(t, cur.Err())
+	require.NoError(t, cur.Close(ctx))
+	assert.Equal(t, []string{"AfterLoad", "AfterConvert"}, take(), "Iter, as the cursor reads")
+
 	n, err := users.Count(ctx, bson.D{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), n)
