@@ -2,6 +2,7 @@ package repo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kamva/mgm/v3"
@@ -171,4 +172,50 @@ func ExampleRepository_Iter() {
 	// read Go
 	//   AfterConvert Rust
 	// read Rust
+}
+
+// BulkWrite runs each of the driver's write models as its single twin
+// (here Insert, ReplaceOne and DeleteOne), with its events, and adds up
+// their results. A nil filter is refused; bson.D{} matches every document.
+func ExampleRepository_BulkWrite() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+
+	bus := events.NewBus()
+	books, err := repo.New[*Book](bus, repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	if err := books.Insert(ctx, &Book{Title: "Go"}); err != nil {
+		panic(err)
+	}
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		fmt.Println(e.Op, e.Type)
+		return nil
+	}), events.On(events.BeforeQuery, events.BeforeSave, events.BeforeDelete))
+
+	res, err := books.BulkWrite(ctx, []mongo.WriteModel{
+		mongo.NewInsertOneModel().SetDocument(&Book{Title: "Rust"}),
+		mongo.NewReplaceOneModel().SetFilter(bson.M{"title": "Go"}).SetReplacement(&Book{Title: "Go 2"}),
+		mongo.NewDeleteOneModel().SetFilter(bson.M{"title": "Rust"}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("inserted:", res.InsertedCount, "replaced:", res.ModifiedCount, "deleted:", res.DeletedCount)
+
+	_, err = books.DeleteOne(ctx, nil)
+	fmt.Println(errors.Is(err, repo.ErrInvalidArgument), err)
+	n, _ := db.Collection("books").CountDocuments(ctx, bson.D{{Key: "title", Value: "Go 2"}})
+	fmt.Println("stored:", n)
+	// Output:
+	// Insert BeforeSave
+	// ReplaceOne BeforeQuery
+	// ReplaceOne BeforeSave
+	// DeleteOne BeforeQuery
+	// DeleteOne BeforeDelete
+	// inserted: 1 replaced: 1 deleted: 1
+	// true repo books: DeleteOne: nil filter (<nil>); pass bson.D{} to match every document: repo: invalid argument
+	// stored: 1
 }
