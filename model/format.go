@@ -36,6 +36,16 @@ var (
 // ParseFormat parses a template such as ORD-{date:060102}-{seq:5}. An error
 // quotes the whole template and says what is wrong with it.
 func ParseFormat(s string) (*Format, error) {
+	f, err := parseFormat(s)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return f, nil
+}
+
+// parseFormat is ParseFormat without the package's prefix on its errors,
+// for the tag parser, whose errors carry it already.
+func parseFormat(s string) (*Format, error) {
 	bad := func(why string) (*Format, error) {
 		return nil, fmt.Errorf("format %q: %s; want PREFIX{date:LAYOUT}INFIX{seq:WIDTH}SUFFIX, each part but {seq:WIDTH} optional, e.g. ORD-{date:060102}-{seq:5}", s, why)
 	}

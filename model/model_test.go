@@ -271,7 +271,7 @@ func TestFormat(t *testing.T) {
 	for _, bad := range []string{"ORD", "ORD{seq:0}", "ORD{seq:x}", "{date:}{seq:3}", "{date:abc}{seq:3}", "A}{seq:2}", "{date:2006{seq:2}",
 		"{seq:3}{date:06}", "{date:06}{date:01}{seq:2}", "A{seq:2}{seq:2}", "A{num:2}", "A{seq:2}B}", "{date:Monday}{seq:2}", "{date:January}-{seq:2}"} {
 		_, err := model.ParseFormat(bad)
-		assert.ErrorContains(t, err, `format "`+bad+`": `, "the error quotes the whole format")
+		assert.ErrorContains(t, err, `model: format "`+bad+`": `, "the error names its package and quotes the whole format")
 	}
 }
 
@@ -406,4 +406,20 @@ func BenchmarkSchemaCached(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestConvertErrorsNameThePackage: Convert's refusals name the package,
+// the model type and the field.
+func TestConvertErrorsNameThePackage(t *testing.T) {
+	s, err := model.For[*User]()
+	require.NoError(t, err)
+	f := s.FieldByBSON("userName")
+	require.NotNil(t, f)
+	_, err = s.Convert(f, 4.2)
+	assert.EqualError(t, err, "model: *model_test.User field UserName: a string field cannot hold a float64")
+	_, err = s.Convert(f, nil)
+	assert.EqualError(t, err, "model: *model_test.User field UserName: want a string, have nil")
+	v, err := s.Convert(f, "zwt")
+	require.NoError(t, err)
+	assert.Equal(t, "zwt", v.String())
 }

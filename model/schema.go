@@ -336,11 +336,11 @@ func (s *Schema) Convert(f *Field, v any) (reflect.Value, error) {
 	w := reflect.ValueOf(v)
 	switch {
 	case !w.IsValid():
-		return w, fmt.Errorf("%v field %s: want a %v, have nil", s.Type, f.Name, f.Type)
+		return w, fmt.Errorf("model: %v field %s: want a %v, have nil", s.Type, f.Name, f.Type)
 	case w.Type().AssignableTo(f.Type):
 		return w, nil
 	case w.Type().ConvertibleTo(f.Type):
 		return w.Convert(f.Type), nil
 	}
-	return w, fmt.Errorf("%v field %s: a %v field cannot hold a %T", s.Type, f.Name, f.Type, v)
+	return w, fmt.Errorf("model: %v field %s: a %v field cannot hold a %T", s.Type, f.Name, f.Type, v)
 }

@@ -228,7 +228,7 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 		}
 		a.ScopeTenant = true
 	case a.Kind == Inc && key == "format":
-		f, err := ParseFormat(val)
+		f, err := parseFormat(val)
 		if err != nil {
 			return err.Error()
 		}
