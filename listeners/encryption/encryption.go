@@ -161,9 +161,12 @@ func New(keys Keys, opts ...Option) (*Encryption, error) {
 		x.indexKey = &secretKey{d.index} // the last key's, unless WithIndexKey
 	}
 	if o.indexKey != nil {
+		if err := checkKey(0, *o.indexKey); err != nil {
+			return nil, fmt.Errorf("encryption: WithIndexKey: %w", err)
+		}
 		d, err := deriveKeys(0, *o.indexKey)
 		if err != nil {
-			return nil, fmt.Errorf("WithIndexKey: %w", err)
+			return nil, err
 		}
 		x.indexKey = &secretKey{d.index}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -274,6 +275,7 @@ func TestEncryptionKeyChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := encryption.New(tc.keys, tc.opts...)
 			require.ErrorIs(t, err, encryption.ErrKey)
+			assert.True(t, strings.HasPrefix(err.Error(), "encryption: "), "names its package: %v", err)
 			assertNoSecret(t, err.Error(), s)
 		})
 	}
