@@ -79,15 +79,26 @@ func isEmpty(filter any) bool {
 // not equalities. A path matched twice appears twice, in filter order.
 func Equalities(filter any) (bson.D, error) {
 	var out bson.D
-	err := equalities(filter, &out, 0)
-	return out, err
+	if err := equalities(filter, &out, 0); err != nil {
+		return out, named(err)
+	}
+	return out, nil
+}
+
+// named prefixes an error of an exported function with the package's
+// name; the unexported functions, which call each other, leave it off.
+func named(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("mql: %w", err)
 }
 
 func equalities(filter any, out *bson.D, depth int) error {
 	if depth > 100 {
 		return fmt.Errorf("filter nested deeper than 100 $and levels: %w", ErrBadDocument)
 	}
-	d, err := ToD(filter)
+	d, err := toD(filter)
 	if err != nil {
 		return err
 	}
@@ -120,14 +131,15 @@ func equalities(filter any, out *bson.D, depth int) error {
 // uses it in Check to verify that the condition it added with And is still
 // there after every other listener ran.
 func Requires(filter any, cond bson.E) (bool, error) {
-	return requires(filter, cond, 0)
+	ok, err := requires(filter, cond, 0)
+	return ok, named(err)
 }
 
 func requires(filter any, cond bson.E, depth int) (bool, error) {
 	if depth > 100 {
 		return false, fmt.Errorf("filter nested deeper than 100 $and levels: %w", ErrBadDocument)
 	}
-	d, err := ToD(filter)
+	d, err := toD(filter)
 	if err != nil {
 		return false, err
 	}
@@ -176,6 +188,11 @@ func equalityValue(cond any) (any, bool) {
 // sorted order, and any other document (bson.Raw, a struct) decoded from
 // its BSON encoding with model.Registry(). nil gives nil.
 func ToD(doc any) (bson.D, error) {
+	d, err := toD(doc)
+	return d, named(err)
+}
+
+func toD(doc any) (bson.D, error) {
 	switch d := doc.(type) {
 	case nil:
 		return nil, nil
@@ -244,7 +261,7 @@ func array(v any) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Array(raw)
+		return arrayOf(raw)
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
@@ -265,6 +282,11 @@ func array(v any) ([]any, error) {
 //	st, err := mql.Stages(e.Pipeline)
 //	e.Pipeline = append([]bson.D{{{Key: "$match", Value: cond}}}, st...)
 func Stages(pipeline any) ([]bson.D, error) {
+	st, err := stages(pipeline)
+	return st, named(err)
+}
+
+func stages(pipeline any) ([]bson.D, error) {
 	if pipeline == nil {
 		return []bson.D{}, nil
 	}
@@ -274,7 +296,7 @@ func Stages(pipeline any) ([]bson.D, error) {
 	}
 	out := make([]bson.D, len(elems))
 	for i, s := range elems {
-		if out[i], err = ToD(s); err != nil {
+		if out[i], err = toD(s); err != nil {
 			return nil, fmt.Errorf("pipeline stage %d: %w", i, err)
 		}
 	}

@@ -2,6 +2,7 @@ package mql_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -188,4 +189,31 @@ func TestNewEventsAreBeforeOrAfter(t *testing.T) {
 	e := &events.Event{Type: events.BeforeQuery, Filter: bson.D{}}
 	allocs := testing.AllocsPerRun(100, func() { _ = unmatched.Publish(context.Background(), e) })
 	assert.Zero(t, allocs, "an unmatched BeforeQuery allocates nothing")
+}
+
+// TestErrorsNameThePackage: every exported function's error starts with
+// the package's name, once, and wraps ErrBadDocument.
+func TestErrorsNameThePackage(t *testing.T) {
+	u, err := mql.ParseUpdate(bson.D{{Key: "$set", Value: 1}})
+	require.NoError(t, err)
+	pipe, err := mql.ParseUpdate(bson.A{bson.D{{Key: "$set", Value: bson.D{}}}})
+	require.NoError(t, err)
+	for name, call := range map[string]func() error{
+		"ToD":                  func() error { _, err := mql.ToD(bson.A{1}); return err },
+		"Equalities":           func() error { _, err := mql.Equalities(bson.D{{Key: "$and", Value: 1}}); return err },
+		"Requires":             func() error { _, err := mql.Requires([]int{1}, bson.E{Key: "a"}); return err },
+		"Stages":               func() error { _, err := mql.Stages(bson.A{1}); return err },
+		"PrependMatch":         func() error { _, err := mql.PrependMatch(bson.D{}, bson.E{Key: "a"}); return err },
+		"LeadingMatchRequires": func() error { _, err := mql.LeadingMatchRequires(bson.A{1}, bson.E{Key: "a"}); return err },
+		"ParseUpdate":          func() error { _, err := mql.ParseUpdate(bson.D{{Key: "name", Value: 1}}); return err },
+		"ParseUpdate(nil)":     func() error { _, err := mql.ParseUpdate(nil); return err },
+		"CheckOperators":       func() error { return mql.CheckOperators(nil) },
+		"Update.Operator":      func() error { _, _, err := u.Operator("$set"); return err },
+		"Update.Add":           func() error { return pipe.Add("$push", "a", 1) },
+		"Array":                func() error { _, err := mql.Array("x"); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, mql.ErrBadDocument, name)
+		assert.True(t, strings.HasPrefix(err.Error(), "mql: ") && !strings.HasPrefix(err.Error(), "mql: mql: "), "%s: %v", name, err)
+	}
 }

@@ -7,9 +7,9 @@ import "go.mongodb.org/mongo-driver/bson"
 // the other stages: how a policy confines an Aggregate as And confines a
 // filter.
 func PrependMatch(pipeline any, cond bson.E) ([]bson.D, error) {
-	st, err := Stages(pipeline)
+	st, err := stages(pipeline)
 	if err != nil {
-		return nil, err
+		return nil, named(err)
 	}
 	return append([]bson.D{{{Key: "$match", Value: bson.D{cond}}}}, st...), nil
 }
@@ -18,16 +18,16 @@ func PrependMatch(pipeline any, cond bson.E) ([]bson.D, error) {
 // pipeline requires cond (see Requires): what a policy's Check asks of an
 // Aggregate after every listener has run.
 func LeadingMatchRequires(pipeline any, cond bson.E) (bool, error) {
-	st, err := Stages(pipeline)
+	st, err := stages(pipeline)
 	if err != nil {
-		return false, err
+		return false, named(err)
 	}
 	for _, s := range st {
 		if len(s) != 1 || s[0].Key != "$match" {
 			break
 		}
-		if ok, err := Requires(s[0].Value, cond); ok || err != nil {
-			return ok, err
+		if ok, err := requires(s[0].Value, cond, 0); ok || err != nil {
+			return ok, named(err)
 		}
 	}
 	return false, nil

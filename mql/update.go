@@ -33,11 +33,16 @@ type Update struct {
 // a document with a field that is not an operator (a replacement, which
 // Save writes) is an error wrapping ErrBadDocument.
 func ParseUpdate(update any) (*Update, error) {
+	u, err := parseUpdate(update)
+	return u, named(err)
+}
+
+func parseUpdate(update any) (*Update, error) {
 	if update == nil {
 		return nil, fmt.Errorf("nil update: %w", ErrBadDocument)
 	}
 	if IsPipeline(update) {
-		st, err := Stages(update)
+		st, err := stages(update)
 		if err != nil {
 			return nil, err
 		}
@@ -46,11 +51,11 @@ func ParseUpdate(update any) (*Update, error) {
 		}
 		return &Update{stages: st}, nil
 	}
-	d, err := ToD(update)
+	d, err := toD(update)
 	if err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	if err := CheckOperators(d); err != nil {
+	if err := checkOperators(d); err != nil {
 		return nil, err
 	}
 	return &Update{ops: slices.Clone(d)}, nil
@@ -70,6 +75,10 @@ func IsPipeline(update any) bool {
 // CheckOperators returns an error wrapping ErrBadDocument unless every
 // field of the update document d is an operator, and there is one.
 func CheckOperators(d bson.D) error {
+	return named(checkOperators(d))
+}
+
+func checkOperators(d bson.D) error {
 	if len(d) == 0 {
 		return fmt.Errorf("empty update document: %w", ErrBadDocument)
 	}
@@ -95,9 +104,14 @@ func (u *Update) Stages() []bson.D { return u.stages }
 // Operator returns the fields of operator op (such as "$set") as a bson.D,
 // and whether the update has it.
 func (u *Update) Operator(op string) (bson.D, bool, error) {
+	d, ok, err := u.operator(op)
+	return d, ok, named(err)
+}
+
+func (u *Update) operator(op string) (bson.D, bool, error) {
 	for _, e := range u.ops {
 		if e.Key == op {
-			d, err := ToD(e.Value)
+			d, err := toD(e.Value)
 			if err != nil {
 				return nil, true, fmt.Errorf("update %s: %w", op, err)
 			}
@@ -214,6 +228,10 @@ func PathsOverlap(a, b string) bool {
 // into pipelines as $literal, so a string starting with "$" stays a string.
 // Add does not check that path is untouched; call Touches first.
 func (u *Update) Add(op, path string, value any) error {
+	return named(u.add(op, path, value))
+}
+
+func (u *Update) add(op, path string, value any) error {
 	if u.stages != nil {
 		lit := bson.D{{Key: "$literal", Value: value}}
 		var expr any
@@ -230,7 +248,7 @@ func (u *Update) Add(op, path string, value any) error {
 		u.stages = append(u.stages, bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: expr}}}})
 		return nil
 	}
-	fields, _, err := u.Operator(op)
+	fields, _, err := u.operator(op)
 	if err != nil {
 		return err
 	}
@@ -251,6 +269,11 @@ func (u *Update) Value() any {
 
 // Array returns the elements of an array value of any slice type.
 func Array(v any) ([]any, error) {
+	a, err := arrayOf(v)
+	return a, named(err)
+}
+
+func arrayOf(v any) ([]any, error) {
 	switch a := v.(type) {
 	case bson.A:
 		return a, nil
@@ -275,7 +298,7 @@ func Array(v any) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Array(raw)
+		return arrayOf(raw)
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
