@@ -60,26 +60,30 @@ func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(
 // finds reports whether op is a read, for which finding nothing is no
 // failure.
 func finds(op events.Op) bool {
-	return op == events.OpFind || op == events.OpFindOneAndUpdate || op == events.OpFindOneAndDelete
+	return op == events.OpFind || op == events.OpFindOneAndUpdate || op == events.OpFindOneAndDelete || op == events.OpFindOneAndReplace
 }
 
 // counts returns the counts o's operation has.
 func counts(o *events.Operation) []attribute.KeyValue {
 	returned := semconv.DBResponseReturnedRows(int(o.Returned))
+	if o.Method == "BulkWrite" { // its write models' twins, added up
+		return []attribute.KeyValue{attrInserted.Int64(o.Inserted), attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified),
+			attrUpserted.Int64(o.Upserted), attrDeleted.Int64(o.Deleted)}
+	}
 	switch o.Op {
 	case events.OpInsert, events.OpInsertMany:
 		return []attribute.KeyValue{attrInserted.Int64(o.Inserted)}
-	case events.OpReplace, events.OpUpdate, events.OpUpdateOne, events.OpUpdateMany:
+	case events.OpReplace, events.OpReplaceOne, events.OpUpdate, events.OpUpdateOne, events.OpUpdateMany:
 		return []attribute.KeyValue{attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified), attrUpserted.Int64(o.Upserted)}
 	case events.OpFind, events.OpAggregate, events.OpDistinct:
 		return []attribute.KeyValue{returned}
-	case events.OpFindOneAndUpdate:
-		return []attribute.KeyValue{attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified), returned}
+	case events.OpFindOneAndUpdate, events.OpFindOneAndReplace:
+		return []attribute.KeyValue{attrMatched.Int64(o.Matched), attrModified.Int64(o.Modified), attrUpserted.Int64(o.Upserted), returned}
 	case events.OpFindOneAndDelete:
 		return []attribute.KeyValue{attrDeleted.Int64(o.Deleted), returned}
-	case events.OpDelete, events.OpDeleteMany:
+	case events.OpDelete, events.OpDeleteOne, events.OpDeleteMany:
 		return []attribute.KeyValue{attrDeleted.Int64(o.Deleted)}
-	case events.OpCount:
+	case events.OpCount, events.OpWatch:
 		return nil
 	}
 	// An operation this package does not know yet: what it counted.

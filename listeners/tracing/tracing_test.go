@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -144,11 +146,11 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 		{"FindOneAndUpdate", "FindOneAndUpdate", func() error {
 			_, err := r.FindOneAndUpdate(ctx, bson.M{"email": "b@x"}, bson.M{"$set": bson.M{"age": 7}})
 			return err
-		}, "", map[string]any{"mgmevents.matched": int64(1), "mgmevents.modified": int64(1), "db.response.returned_rows": int64(1)}},
+		}, "", map[string]any{"mgmevents.matched": int64(1), "mgmevents.modified": int64(1), "mgmevents.upserted": int64(0), "db.response.returned_rows": int64(1)}},
 		{"FindOneAndUpdate vetoed", "FindOneAndUpdate", func() error {
 			_, err := r.FindOneAndUpdate(vetoed, bson.M{"email": "b@x"}, bson.M{"$set": bson.M{"age": 7}})
 			return err
-		}, "vetoed", map[string]any{"mgmevents.matched": int64(0), "mgmevents.modified": int64(0), "db.response.returned_rows": int64(0)}},
+		}, "vetoed", map[string]any{"mgmevents.matched": int64(0), "mgmevents.modified": int64(0), "mgmevents.upserted": int64(0), "db.response.returned_rows": int64(0)}},
 		{"Delete", "Delete", func() error {
 			m, err := r.FindOne(ctx, bson.M{"email": "c@x"})
 			require.NoError(t, err)
@@ -168,6 +170,79 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 			map[string]any{"mgmevents.deleted": int64(0), "db.response.returned_rows": int64(0)}},
 		{"FindOneAndDelete refused", "FindOneAndDelete", func() error { _, err := r.FindOneAndDelete(ctx, bad); return err }, "server_error",
 			map[string]any{"mgmevents.deleted": int64(0), "db.response.returned_rows": int64(0)}},
+		{"DeleteOne", "DeleteOne", func() error { _, err := r.DeleteOne(ctx, bson.M{"email": "e@x"}); return err }, "",
+			map[string]any{"mgmevents.deleted": int64(1)}},
+		{"DeleteOne without filter", "DeleteOne", func() error { _, err := r.DeleteOne(ctx, nil); return err }, "invalid_argument",
+			map[string]any{"mgmevents.deleted": int64(0)}},
+		{"ReplaceOne", "ReplaceOne", func() error {
+			_, err := r.ReplaceOne(ctx, bson.M{"email": "b@x"}, &Account{Email: "b@x", Age: 8})
+			return err
+		}, "",
+			map[string]any{"mgmevents.matched": int64(1), "mgmevents.modified": int64(1), "mgmevents.upserted": int64(0)}},
+		{"ReplaceOne vetoed", "ReplaceOne", func() error {
+			_, err := r.ReplaceOne(vetoed, bson.M{"email": "b@x"}, &Account{Email: "b@x"})
+			return err
+		},
+			"vetoed", map[string]any{"mgmevents.matched": int64(0), "mgmevents.modified": int64(0), "mgmevents.upserted": int64(0)}},
+		{"FindOneAndReplace", "FindOneAndReplace", func() error {
+			_, err := r.FindOneAndReplace(ctx, bson.M{"email": "b@x"}, &Account{Email: "b@x", Age: 9})
+			return err
+		}, "", map[string]any{"mgmevents.matched": int64(1), "mgmevents.modified": int64(1), "mgmevents.upserted": int64(0), "db.response.returned_rows": int64(1)}},
+		{"FindOneAndReplace refused", "FindOneAndReplace", func() error { _, err := r.FindOneAndReplace(ctx, bad, &Account{Email: "z@x"}); return err },
+			"server_error", map[string]any{"mgmevents.matched": int64(0), "mgmevents.modified": int64(0), "mgmevents.upserted": int64(0), "db.response.returned_rows": int64(0)}},
+		{"BulkWrite", "BulkWrite", func() error {
+			_, err := r.BulkWrite(ctx, []mongo.WriteModel{
+				mongo.NewInsertOneModel().SetDocument(&Account{Email: "i@x"}),
+				mongo.NewUpdateOneModel().SetFilter(bson.M{"email": "i@x"}).SetUpdate(bson.M{"$set": bson.M{"age": 3}}),
+				mongo.NewDeleteOneModel().SetFilter(bson.M{"email": "i@x"}),
+			})
+			return err
+		}, "", map[string]any{"mgmevents.inserted": int64(1), "mgmevents.matched": int64(1), "mgmevents.modified": int64(1),
+			"mgmevents.upserted": int64(0), "mgmevents.deleted": int64(1)}},
+		{"BulkWrite without models", "BulkWrite", func() error { _, err := r.BulkWrite(ctx, nil); return err }, "invalid_argument",
+			map[string]any{"mgmevents.inserted": int64(0), "mgmevents.matched": int64(0), "mgmevents.modified": int64(0),
+				"mgmevents.upserted": int64(0), "mgmevents.deleted": int64(0)}},
+		{"Watch vetoed", "Watch", func() error { _, err := r.Watch(vetoed, mongo.Pipeline{}); return err }, "vetoed", map[string]any{}},
+	}
+	if info := srv.Info(); info.FerretDB != "" || !(info.ReplicaSet || info.Sharded) {
+		// The embedded server has no change streams: it refuses Watch.
+		cases = append(cases, struct {
+			name    string
+			method  string
+			run     func() error
+			errType string
+			counts  map[string]any
+		}{"Watch refused", "Watch", func() error { _, err := r.Watch(ctx, mongo.Pipeline{}); return err }, "server_error", map[string]any{}})
+	} else {
+		cases = append(cases, struct {
+			name    string
+			method  string
+			run     func() error
+			errType string
+			counts  map[string]any
+		}{"Watch", "Watch", func() error {
+			cs, err := r.Watch(ctx, mongo.Pipeline{})
+			if err == nil {
+				_ = cs.Close(ctx)
+			}
+			return err
+		}, "", map[string]any{}})
+	}
+	succeeds, fails := map[string]bool{}, map[string]bool{}
+	for _, c := range cases {
+		if c.errType == "" {
+			succeeds[c.method] = true
+		} else {
+			fails[c.method] = true
+		}
+	}
+	rt := reflect.TypeOf(r)
+	for i := range rt.NumMethod() {
+		m := rt.Method(i)
+		if m.Type.NumIn() > 1 && m.Type.In(1) == reflect.TypeFor[context.Context]() {
+			assert.True(t, fails[m.Name], "%s takes a context but has no failing case here", m.Name)
+			assert.True(t, succeeds[m.Name] || m.Name == "Watch", "%s takes a context but has no succeeding case here", m.Name) // Watch succeeds only where the server has change streams
+		}
 	}
 	for _, c := range cases {
 		before := histCount(t, g.collect(t), c.method, c.errType)
