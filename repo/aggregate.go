@@ -19,6 +19,11 @@ import (
 // AfterLoad. Results decoded into T, or into T's struct type, also get
 // AfterConvert, as a find's do. Results of any other type get AfterLoad
 // only, since they are not models.
+//
+// It refuses AggregateOptions.Custom with ErrInvalidArgument, before
+// anything is published or sent: the driver copies its raw fields into
+// the command unread, where a collation, a read concern or a second
+// pipeline would pass every policy.
 func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any, opts ...*options.AggregateOptions) error {
 	if o := r.operation("Aggregate", events.OpAggregate); o != nil {
 		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.aggregate(ctx, o, pipeline, results, opts) })
@@ -31,6 +36,9 @@ func (r *Repository[T]) aggregate(ctx context.Context, o *events.Operation, pipe
 	rv := reflect.ValueOf(results)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Slice {
 		return r.wrap(method, fmt.Errorf("results is %T; want a non-nil pointer to a slice, such as *[]%v: %w", results, r.schema.Type, ErrInvalidArgument))
+	}
+	if err := refuseAggregateCustom(opts); err != nil {
+		return r.wrap(method, err)
 	}
 	if pipeline == nil {
 		pipeline = []bson.D{}

@@ -27,6 +27,11 @@ import (
 // Then, for each change that carries a full document, the stream publishes
 // AfterLoad and AfterConvert, as a read does: Encryption decrypts it.
 //
+// It refuses ChangeStreamOptions.Custom and CustomPipeline with
+// ErrInvalidArgument, before anything is published or sent: the driver
+// copies their raw fields into the command unread, where a collation or
+// a second pipeline would pass every policy.
+//
 // With interceptors, the operation ends when Watch returns.
 func (r *Repository[T]) Watch(ctx context.Context, pipeline any, opts ...*options.ChangeStreamOptions) (*ChangeStream[T], error) {
 	if o := r.operation("Watch", events.OpWatch); o != nil {
@@ -52,6 +57,9 @@ func (r *Repository[T]) watch(ctx context.Context, pipeline any, opts []*options
 // watchQuery publishes Watch's BeforeQuery, and returns its event, for
 // the changes to come, and the pipeline to send.
 func (r *Repository[T]) watchQuery(ctx context.Context, pipeline any, opts []*options.ChangeStreamOptions) (*events.Event, any, error) {
+	if err := refuseChangeStreamCustom(opts); err != nil {
+		return nil, nil, err
+	}
 	if pipeline == nil {
 		pipeline = []bson.D{}
 	}
