@@ -27,6 +27,12 @@ import (
 // options.BulkWrite().SetOrdered(false) every model is tried and the
 // error joins the failures, each naming its index. The other options, and
 // a delete model's Collation or Hint, are refused: they would be ignored.
+//
+// Before it writes anything, BulkWrite checks every model, ordered or
+// not: a nil one (untyped, or a nil pointer of any kind), a nil or
+// foreign Document or Replacement, a nil Filter or Update, gets the whole
+// call refused with ErrInvalidArgument naming the model's index, and no
+// model is written.
 func (r *Repository[T]) BulkWrite(ctx context.Context, models []mongo.WriteModel, opts ...*options.BulkWriteOptions) (*mongo.BulkWriteResult, error) {
 	if o := r.operation("BulkWrite", 0); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.BulkWriteResult, error) { return r.bulkWrite(ctx, o, models, opts) })
@@ -51,6 +57,9 @@ func (r *Repository[T]) bulkWrite(ctx context.Context, o *events.Operation, mode
 	}
 	if len(models) == 0 {
 		return nil, r.wrap(method, fmt.Errorf("no write models: %w", ErrInvalidArgument))
+	}
+	if err := r.bulkCheck(models); err != nil {
+		return nil, r.wrap(method, err)
 	}
 	res := &mongo.BulkWriteResult{UpsertedIDs: map[int64]any{}}
 	var failed []error
