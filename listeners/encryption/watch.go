@@ -2,6 +2,7 @@ package encryption
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mgmevents/mgmevents/internal/bsonio"
@@ -12,14 +13,24 @@ import (
 // A change stream's pipeline (Watch) sees change events, whose stored
 // fields are under fullDocument, fullDocumentBeforeChange and
 // updateDescription.updatedFields, and which a $replaceRoot can lift to the
-// top. Blind indexes are not rewritten there: a pipeline that names an
-// encrypted field or a blind index anywhere, as a key or as a "$path", is
-// refused, and the full documents delivered are decrypted as a read's
-// (when every stage passes them through unchanged).
+// top. Blind indexes are not rewritten there, and nothing a stage computes
+// on them is checked as an Aggregate's is: so, as Aggregate does, a
+// pipeline is refused when, anywhere, as a key or a value, it names an
+// encrypted field or a blind index (a key, a "$path", a join field), uses
+// an operator that reads a field by a computed name or in JavaScript
+// ($getField, $function, ...) or a search stage, or reads a whole document
+// ($$ROOT, $$CURRENT, or one of changeDocuments as a "$path", such as
+// $objectToArray of "$fullDocument"). The full documents delivered are
+// decrypted as a read's (when every stage passes them through unchanged).
 
-// refuseInChangeStream refuses pipeline, a change stream's, when a key or
-// a field path in it has a segment that is an encrypted field or a blind
-// index.
+// changeDocuments are the fields of a change event that hold a stored
+// document, or a part of one, whole: a "$path" to one of them reads every
+// field in it.
+var changeDocuments = []string{"fullDocument", "fullDocumentBeforeChange", "updateDescription", "updateDescription.updatedFields"}
+
+// refuseInChangeStream refuses pipeline, a change stream's, when it names
+// an encrypted field or a blind index, reads a whole document, or uses an
+// operator or stage the encryption cannot follow.
 func (p *encPlan) refuseInChangeStream(pipeline any) error {
 	st, err := mql.Stages(pipeline)
 	if err != nil {
@@ -29,43 +40,77 @@ func (p *encPlan) refuseInChangeStream(pipeline any) error {
 	if err != nil {
 		return fmt.Errorf("encryption: a change stream's pipeline: %w: %w", ErrEncryptedField, err)
 	}
-	if name := p.namedInChange(raw, 0); name != "" {
-		return fmt.Errorf("encryption: a change stream's pipeline names the encrypted field %q, which cannot be matched or computed on there: %w", name, ErrEncryptedField)
+	if what := p.readInChange(raw, 0); what != "" {
+		return fmt.Errorf("encryption: a change stream's pipeline %s, which cannot be matched or computed on there: %w", what, ErrEncryptedField)
 	}
 	return nil
 }
 
-// namedInChange returns the first encrypted field or blind index that a
-// key or a "$path" string in doc names, as one of its dotted segments.
-func (p *encPlan) namedInChange(doc bson.Raw, depth int) string {
+// readInChange returns what in doc reads an encrypted field, as a phrase
+// for an error, or "".
+func (p *encPlan) readInChange(doc bson.Raw, depth int) string {
 	if depth > maxEncDepth {
-		return "(nesting deeper than 100)"
+		return "nests deeper than 100 levels"
 	}
 	elems, err := doc.Elements()
 	if err != nil {
-		return "(unreadable BSON)"
+		return "is unreadable BSON"
 	}
 	for _, el := range elems {
-		if name := p.segmentIn(el.Key()); name != "" {
-			return name
+		key := el.Key()
+		if name := p.segmentIn(key); name != "" {
+			return fmt.Sprintf("names the encrypted field %q", name)
+		}
+		if slices.Contains(forbiddenOperators, key) {
+			return "uses " + key + " (it can read any field, such as encrypted ones)"
+		}
+		if slices.Contains(searchStages, key) {
+			return "uses " + key + " (its conditions name fields the encryption cannot read)"
 		}
 		v := el.Value()
 		switch v.Type {
 		case bson.TypeString:
-			if s := v.StringValue(); strings.HasPrefix(s, "$") {
-				if name := p.segmentIn(strings.TrimLeft(s, "$")); name != "" {
-					return name
-				}
+			if what := p.readByString(key, v.StringValue()); what != "" {
+				return what
+			}
+		case bson.TypeJavaScript, bson.TypeCodeWithScope:
+			code, ok := v.JavaScriptOK()
+			if !ok {
+				code, _ = v.CodeWithScope()
+			}
+			if f := p.namedIn(code); f != nil {
+				return fmt.Sprintf("names the encrypted field %q in JavaScript", f.BSON)
 			}
 		case bson.TypeEmbeddedDocument:
-			if name := p.namedInChange(v.Document(), depth+1); name != "" {
-				return name
+			if what := p.readInChange(v.Document(), depth+1); what != "" {
+				return what
 			}
 		case bson.TypeArray:
-			if name := p.namedInChange(bson.Raw(v.Array()), depth+1); name != "" {
-				return name
+			if what := p.readInChange(bson.Raw(v.Array()), depth+1); what != "" {
+				return what
 			}
 		}
+	}
+	return ""
+}
+
+// readByString returns what the string s, the value of key, reads of an
+// encrypted field, as a phrase for an error, or "": a "$path" with a
+// segment that is an encrypted field or a blind index, a whole document
+// ($$ROOT, $$CURRENT, a changeDocuments path), or a join field naming one.
+func (p *encPlan) readByString(key, s string) string {
+	if strings.HasPrefix(s, "$$ROOT") || strings.HasPrefix(s, "$$CURRENT") {
+		return fmt.Sprintf("reads the whole document (%q)", s)
+	}
+	path, isPath := strings.CutPrefix(s, "$")
+	if !isPath && !slices.Contains(joinFields, key) {
+		return ""
+	}
+	if name := p.segmentIn(strings.TrimLeft(path, "$")); name != "" {
+		return fmt.Sprintf("names the encrypted field %q", name)
+	}
+	if isPath && slices.Contains(changeDocuments, path) {
+		return fmt.Sprintf("reads a whole document (%q)", s)
 	}
 	return ""
 }
