@@ -86,7 +86,8 @@ func WithBatch(n int) RelayOption { return func(c *relayConfig) { c.batch = n } 
 func WithLogger(l *slog.Logger) RelayOption { return func(c *relayConfig) { c.logger = l } }
 
 // ErrInvalidRelay is returned, wrapped, by NewRelay for an argument it
-// cannot use.
+// cannot use, and by Drain for a WithLease other than the one the
+// database's relays use (see WithLease).
 var ErrInvalidRelay = errors.New("outbox: invalid relay argument")
 
 func defaultBackoff(attempt int) time.Duration {
