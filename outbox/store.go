@@ -139,10 +139,14 @@ func (o *Outbox) guards(b batch) []bson.E {
 	}
 }
 
+// ownRegistry is the driver's default registry, which encodes the
+// outbox's own field whatever the repository's registry does.
+var ownRegistry = bson.NewRegistry()
+
 // appendField returns doc with name: value added at its end, value
 // encoded with the default registry: it is the outbox's own field.
 func appendField(doc bson.Raw, name string, value any) (bson.Raw, error) {
-	el, err := bsonio.Marshal(bson.DefaultRegistry, bson.D{{Key: name, Value: value}})
+	el, err := bsonio.Marshal(ownRegistry, bson.D{{Key: name, Value: value}})
 	if err != nil {
 		return nil, err
 	}
