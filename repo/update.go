@@ -25,6 +25,15 @@ import (
 // match every document. An update without operators is refused: use Save to
 // replace a document. mgm's hooks do not run: they need a model instance,
 // and mgm runs them for single-model operations only.
+//
+// The update that is sent, as the listeners leave it, never changes or
+// removes an auto key (auto:"inc", auto:"uuid") or the version
+// (auto:"version"), and never stores a key zero: a key may be written
+// only as an upsert's non-zero $setOnInsert, and an upsert's filter
+// equality on a key must not be zero. Anything else that writes one
+// ($set, $unset, $inc, $rename, a pipeline stage) is refused with
+// ErrInvalidArgument naming the field and the operator. This holds for
+// UpdateMany and FindOneAndUpdate too.
 func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts ...*options.UpdateOptions) (*mongo.UpdateResult, error) {
 	if o := r.operation("UpdateOne", events.OpUpdateOne); o != nil {
 		return intercept(ctx, r.bus, o, func(ctx context.Context) (*mongo.UpdateResult, error) {
@@ -159,8 +168,9 @@ func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operatio
 }
 
 // beforeUpdate checks the arguments, publishes BeforeQuery, completes the
-// update (the version, an upsert's equalities) and publishes BeforeUpdate.
-// It returns the event and what to send.
+// update (the version, an upsert's equalities), publishes BeforeUpdate and
+// checks the keys the update writes. It returns the event and what to
+// send.
 func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, update any, upsert bool, describe func(*events.Event)) (*events.Event, any, any, error) {
 	if err := needFilter(filter); err != nil {
 		return nil, nil, nil, err
@@ -181,6 +191,11 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if upsert {
+		if err := r.refuseZeroKeyEqualities(filter); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if r.schema.Version != nil || upsert {
 		if update, err = r.completeUpdate(filter, update, upsert); err != nil {
 			return nil, nil, nil, err
@@ -195,10 +210,8 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 			return nil, nil, nil, err
 		}
 	}
-	if upsert {
-		if err := r.upsertKeys(update); err != nil {
-			return nil, nil, nil, err
-		}
+	if err := r.refuseKeyWrites(update, upsert); err != nil {
+		return nil, nil, nil, err
 	}
 	return e, filter, update, nil
 }

@@ -41,7 +41,7 @@ func TestPoliciesTogether(t *testing.T) {
 	same := "same@example.com"
 	require.NoError(t, customers.Insert(asAcme, &Customer{Email: same}))
 	require.NoError(t, customers.Insert(asGlobex, &Customer{Email: same}))
-	res, err := customers.UpdateOne(asAcme, bson.M{"email": "new@example.com"}, bson.M{"$set": bson.M{"no": int64(7)}}, options.Update().SetUpsert(true))
+	res, err := customers.UpdateOne(asAcme, bson.M{"email": "new@example.com"}, bson.M{"$setOnInsert": bson.M{"no": int64(7)}}, options.Update().SetUpsert(true))
 	require.NoError(t, err)
 	require.Equal(t, int64(1), res.UpsertedCount)
 
