@@ -41,13 +41,15 @@ type lists struct {
 }
 
 type registration struct {
-	l       Listener
-	order   int
-	seq     uint64
-	mask    uint16       // bit t set: handles Type t
-	model   reflect.Type // nil: every model
-	policy  bool
-	checker Checker // a policy's Check, or nil
+	l      Listener
+	order  int
+	seq    uint64
+	mask   uint16       // bit t set: handles Type t
+	model  reflect.Type // nil: every model
+	policy bool
+	// restricted: On left the listener fewer event types than it declares.
+	restricted bool
+	checker    Checker // a policy's Check, or nil
 	// essential: runs when events are switched off (see Essential).
 	essential bool
 
@@ -67,7 +69,11 @@ type Option func(*registration)
 // same order run in registration order. The default is 0.
 func Order(n int) Option { return func(r *registration) { r.order = n } }
 
-// On restricts the listener to the given event types.
+// On restricts the listener to the given event types. A policy restricted
+// to fewer types than it handles (its EventTypes, or all of them) checks
+// only those, so it counts as enforcing no tag (see TagEnforcer and
+// Registration.Restricted): a repository of a model with its tags is
+// refused.
 func On(types ...Type) Option {
 	return func(r *registration) { r.mask = maskOf(types) }
 }
@@ -114,9 +120,11 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if t, ok := l.(modelTyped); ok {
 		r.model = t.modelType()
 	}
+	declared := r.mask
 	for _, o := range opts {
 		o(r)
 	}
+	r.restricted = r.mask&declared != declared
 	if a, ok := l.(*AsyncListener); ok {
 		a.accept(r) // After* types only, never a policy
 	}
@@ -231,6 +239,10 @@ type Registration struct {
 	Policy bool
 	// Order is its place (see Order).
 	Order int
+	// Restricted reports that On left it fewer event types than it
+	// handles (its EventTypes, or all of them). A restricted policy
+	// enforces no tag: it would confine some operations and not others.
+	Restricted bool
 }
 
 // Listeners returns the listeners that handle events of model type mt,
@@ -249,7 +261,7 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 	for _, list := range [2][]*registration{p.plain, p.policies} {
 		for _, r := range list {
 			if r.model == nil || r.model == mt {
-				out = append(out, Registration{Listener: r.l, Policy: r.policy, Order: r.order})
+				out = append(out, Registration{Listener: r.l, Policy: r.policy, Order: r.order, Restricted: r.restricted})
 			}
 		}
 	}

@@ -2,7 +2,11 @@ package events
 
 import "context"
 
-type disabledKey struct{}
+type disabled struct{}
+
+// disabledKey is a caller key (see CallerKey): an interceptor cannot switch
+// events off for the operation it wraps.
+var disabledKey = CallerKey(disabled{})
 
 // WithoutEvents returns a context under which repositories publish
 // lifecycle events only to the listeners that are part of the data
@@ -19,9 +23,12 @@ type disabledKey struct{}
 //     listeners and your own, unless they are policies or essential.
 //   - What the repository does itself still happens: mgm's model hooks,
 //     the optimistic-locking version, and the refusal to store a zero key.
+//
+// Only the application's call chain switches events off: what an
+// interceptor passes on does not (see CallerKey).
 func WithoutEvents(ctx context.Context) context.Context {
-	return context.WithValue(ctx, disabledKey{}, true)
+	return context.WithValue(ctx, disabledKey, true)
 }
 
 // Enabled reports whether events are enabled for ctx.
-func Enabled(ctx context.Context) bool { return ctx.Value(disabledKey{}) == nil }
+func Enabled(ctx context.Context) bool { return ctx.Value(disabledKey) == nil }

@@ -37,7 +37,10 @@ type Operation struct {
 // operations that publish no After* event, such as Count and Distinct.
 // The operation runs on the context passed to next, so what the
 // interceptor puts into it reaches the listeners, mgm's hooks and the
-// driver, which all run inside next.
+// driver, which all run inside next; but not into the values of caller
+// keys (see CallerKey), such as the tenant or a soft-delete switch, which
+// remain the caller's, in the operation and in every operation a listener
+// nests in it: an interceptor cannot widen what an operation reaches.
 //
 // Register adds a listener that implements Interceptor to the
 // interceptors too, in the same order: the first one runs outermost.
@@ -61,7 +64,8 @@ type Interceptor interface {
 // listeners/tracing). While one is registered for an event's model type,
 // the bus calls TraceListener before each listener handles the event: the
 // listener runs on the context it returns, so that its own database calls
-// nest under it, and end, when not nil, is called with the listener's
+// nest under it (the values of caller keys, see CallerKey, remain those of
+// ctx), and end, when not nil, is called with the listener's
 // error. Without one, the bus reads no clock and calls nothing more.
 type ListenerTracer interface {
 	TraceListener(ctx context.Context, e *Event, l Listener) (_ context.Context, end func(error))
@@ -134,9 +138,15 @@ type chainCall struct {
 }
 
 func (c *chainCall) call(ctx context.Context, i int) error {
+	if i > 0 {
+		if ctx == nil {
+			return fmt.Errorf("events: interceptor %T passed a nil context to next, for %s of %v", c.chain[i-1].l, c.o.Method, c.o.ModelType)
+		}
+		ctx = guard(ctx, c.caller) // the caller keys stay the caller's
+	}
 	if i == len(c.chain) {
 		c.ran, c.running = true, true
-		c.err = c.next(context.WithValue(ctx, callerKey{}, c.caller))
+		c.err = c.next(ctx)
 		c.running = false
 		return c.err
 	}
@@ -191,9 +201,9 @@ func startTrace(ctx context.Context, t ListenerTracer, e *Event, l Listener) (_ 
 	}()
 	c, end := t.TraceListener(ctx, e, l)
 	if c == nil {
-		c = ctx
+		return ctx, end, nil
 	}
-	return c, end, nil
+	return guard(c, ctx), end, nil // the caller keys stay the caller's
 }
 
 func endTrace(end func(error), err error) (perr error) {
@@ -207,20 +217,4 @@ func endTrace(end func(error), err error) (perr error) {
 	}()
 	end(err)
 	return nil
-}
-
-type callerKey struct{}
-
-// Caller returns the context the repository method was called with. Inside
-// an operation that interceptors wrap, the operation runs on the context
-// the innermost interceptor passed on, which may hold more (a span, a
-// deadline) or other values; policies read what decides access (the
-// tenant, a soft-delete switch) from Caller(ctx), which no interceptor can
-// change, so that an interceptor cannot widen an operation. Elsewhere it
-// returns ctx.
-func Caller(ctx context.Context) context.Context {
-	if c, ok := ctx.Value(callerKey{}).(context.Context); ok {
-		return c
-	}
-	return ctx
 }

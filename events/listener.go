@@ -40,7 +40,9 @@ type Policy interface {
 // models, such as Tenancy for `tenant`. A repository refuses to be created
 // for a model that uses such a tag when no registered policy enforces it
 // (see Bus.Listeners): a model tagged for encryption on a bus without the
-// encryption policy would otherwise be stored in plaintext, silently.
+// encryption policy would otherwise be stored in plaintext, silently. A
+// policy registered with On for fewer event types than it handles
+// enforces no tag (Registration.Restricted).
 type TagEnforcer interface {
 	// EnforcesTags returns the tags the policy enforces, as model.Schema's
 	// PolicyTags names them ("tenant", "encrypt", "softdelete").

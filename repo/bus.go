@@ -26,10 +26,11 @@ func prepare(regs []events.Registration, t reflect.Type, coll *mongo.Collection)
 }
 
 // enforces reports whether a policy among regs enforces tag (see
-// events.TagEnforcer).
+// events.TagEnforcer), for every event it handles: one restricted to some
+// event types (events.On) would leave the others unconfined.
 func enforces(regs []events.Registration, tag string) bool {
 	for _, r := range regs {
-		if te, ok := r.Listener.(events.TagEnforcer); ok && r.Policy && slices.Contains(te.EnforcesTags(), tag) {
+		if te, ok := r.Listener.(events.TagEnforcer); ok && r.Policy && !r.Restricted && slices.Contains(te.EnforcesTags(), tag) {
 			return true
 		}
 	}

@@ -220,7 +220,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	}
 	for _, tag := range s.PolicyTags() {
 		if !enforces(regs, tag) && !slices.Contains(c.unenforced, tag) {
-			return nil, fmt.Errorf("repo.New[%v]: the model has %q tags, but no policy on the bus enforces them (register it, or pass repo.Unenforced(%q) knowingly): %w",
+			return nil, fmt.Errorf("repo.New[%v]: the model has %q tags, but no policy on the bus enforces them (register it, for all its event types, or pass repo.Unenforced(%q) knowingly): %w",
 				s.Type, tag, tag, ErrUnenforced)
 		}
 	}

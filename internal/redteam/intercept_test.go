@@ -56,20 +56,33 @@ func (tracer) TraceListener(ctx context.Context, _ *events.Event, _ events.Liste
 	return softdelete.HardDelete(softdelete.WithDeleted(tenancy.AllTenants(ctx))), nil
 }
 
-// The policies' Checks run on the operation's own context, not the
-// tracer's, and refuse what the widened policies let through.
+// The listeners, policies included, run on the tracer's context, but the
+// policies' switches in it (caller keys, events.CallerKey) remain the
+// operation's: everything stays confined to acme's live documents.
 func TestHeldTracerWidensPolicyContext(t *testing.T) {
 	w := wire(t)
 	w.seed(t)
+	gone := &Note{Text: "gone"}
+	require.NoError(t, w.notes.Insert(asGlobex, gone))
+	require.NoError(t, w.notes.Delete(asGlobex, gone))
 	w.bus.Register(tracer{})
-	_, err := w.accounts.Count(asAcme, bson.D{})
-	assert.Error(t, err)
-	_, err = w.accounts.Find(asAcme, bson.D{})
-	assert.Error(t, err)
+	n, err := w.accounts.Count(asAcme, bson.D{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	got, err := w.accounts.Find(asAcme, bson.D{})
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+	notes, err := w.notes.Find(asGlobex, bson.D{})
+	require.NoError(t, err)
+	assert.Empty(t, notes, "the soft-deleted note is hidden")
+	_, err = w.notes.DeleteMany(asGlobex, bson.D{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, w.count(t, "notes", nil), "the soft-deleted note was removed without HardDelete")
 	_, err = w.accounts.DeleteMany(asAcme, bson.D{})
-	assert.Error(t, err)
-	assert.Equal(t, 4, w.count(t, "accounts", nil))
-	n := &Note{Text: "n"}
-	err = w.notes.Insert(asAcme, n)
-	assert.Error(t, err, "BeforeConvert under AllTenants stamps nothing, and Check refuses")
+	require.NoError(t, err)
+	assert.Equal(t, 2, w.count(t, "accounts", bson.D{{Key: "tenant", Value: globex}}), "acme deleted globex's accounts")
+	assert.Equal(t, 0, w.count(t, "accounts", bson.D{{Key: "tenant", Value: acme}}))
+	note := &Note{Text: "n"}
+	require.NoError(t, w.notes.Insert(asAcme, note))
+	assert.Equal(t, acme, note.Tenant, "BeforeConvert stamps the caller's tenant")
 }

@@ -24,27 +24,35 @@ import (
 // WithDeleted that unsets the mark), or write the model under WithDeleted.
 var ErrDeleted = errors.New("softdelete: the document is soft-deleted")
 
-type withDeletedKey struct{}
-type hardDeleteKey struct{}
+type withDeleted struct{}
+type hardDelete struct{}
+
+// withDeletedKey and hardDeleteKey are caller keys (events.CallerKey):
+// only the application's call chain sets them, never an interceptor.
+var (
+	withDeletedKey = events.CallerKey(withDeleted{})
+	hardDeleteKey  = events.CallerKey(hardDelete{})
+)
 
 // WithDeleted returns a context under which reads, counts, aggregates and
 // updates see soft-deleted documents too; restore one with an UpdateOne
 // under it that unsets the softdelete:"at" field.
 func WithDeleted(ctx context.Context) context.Context {
-	return context.WithValue(ctx, withDeletedKey{}, true)
+	return context.WithValue(ctx, withDeletedKey, true)
 }
 
 // HardDelete returns a context under which deletes remove documents for
 // real. With WithDeleted too, they purge soft-deleted ones.
 func HardDelete(ctx context.Context) context.Context {
-	return context.WithValue(ctx, hardDeleteKey{}, true)
+	return context.WithValue(ctx, hardDeleteKey, true)
 }
 
 // Option configures SoftDelete.
 type Option func(*SoftDelete)
 
 // WithActor sets who deletes, for a softdelete:"by" field; the auditor
-// given to listeners.WithAuditor will do.
+// given to listeners.WithAuditor will do. who reads the context the
+// application called with (events.Caller), not one an interceptor passed on.
 func WithActor(who func(ctx context.Context) (any, error)) Option {
 	return func(s *SoftDelete) { s.deleter = who }
 }
@@ -137,11 +145,11 @@ func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
 func hides(ctx context.Context, e *events.Event) bool {
 	switch e.Op {
 	case events.OpDelete, events.OpDeleteOne, events.OpDeleteMany, events.OpFindOneAndDelete:
-		if events.Caller(ctx).Value(hardDeleteKey{}) == nil {
+		if events.Caller(ctx).Value(hardDeleteKey) == nil {
 			return true
 		}
 	}
-	return events.Caller(ctx).Value(withDeletedKey{}) == nil
+	return events.Caller(ctx).Value(withDeletedKey) == nil
 }
 
 // HandleEvent applies the policy to e.
@@ -166,12 +174,12 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		e.Filter = mql.And(e.Filter, live)
 	case events.BeforeDelete:
-		if events.Caller(ctx).Value(hardDeleteKey{}) != nil {
+		if events.Caller(ctx).Value(hardDeleteKey) != nil {
 			return nil
 		}
 		set := bson.D{{Key: at.BSON, Value: d.now().UTC().Truncate(time.Millisecond)}}
 		if by := s.AuditOf(model.DeletedBy); by != nil && d.deleter != nil {
-			who, err := d.deleter(ctx)
+			who, err := d.deleter(events.Caller(ctx)) // no interceptor chooses the deleter
 			if err != nil {
 				return fmt.Errorf("deleter: %w", err)
 			}
@@ -231,7 +239,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		}
 		return err
 	case events.BeforeDelete:
-		if events.Caller(ctx).Value(hardDeleteKey{}) != nil {
+		if events.Caller(ctx).Value(hardDeleteKey) != nil {
 			return nil
 		}
 		u, err := mql.ParseUpdate(e.Update)

@@ -35,18 +35,22 @@ type access struct {
 	all    bool
 }
 
-type accessKey struct{}
+type accessCtxKey struct{}
+
+// accessKey is a caller key (events.CallerKey): only the application's call
+// chain sets it, never an interceptor.
+var accessKey = events.CallerKey(accessCtxKey{})
 
 // WithTenant returns a context that acts as tenant, replacing any tenant
 // or AllTenants before it. An empty tenant is no tenant: operations under
 // it get ErrNoTenant.
 func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, accessKey{}, access{tenant: tenant})
+	return context.WithValue(ctx, accessKey, access{tenant: tenant})
 }
 
 // FromContext returns the tenant WithTenant put in ctx.
 func FromContext(ctx context.Context) (string, bool) {
-	a, _ := ctx.Value(accessKey{}).(access)
+	a, _ := ctx.Value(accessKey).(access)
 	return a.tenant, a.tenant != "" && !a.all
 }
 
@@ -55,11 +59,11 @@ func FromContext(ctx context.Context) (string, bool) {
 // confined, and models keep the tenant they name. Inserts and upserts must
 // still name a tenant.
 func AllTenants(ctx context.Context) context.Context {
-	return context.WithValue(ctx, accessKey{}, access{all: true})
+	return context.WithValue(ctx, accessKey, access{all: true})
 }
 
 func allTenants(ctx context.Context) bool {
-	a, _ := ctx.Value(accessKey{}).(access)
+	a, _ := ctx.Value(accessKey).(access)
 	return a.all
 }
 

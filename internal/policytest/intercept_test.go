@@ -1,0 +1,177 @@
+package policytest_test
+
+// An interceptor (events.Interceptor) or a listener tracer
+// (events.ListenerTracer) is registered like any listener, by plugins too,
+// and chooses the context an operation, or a listener, runs on. The
+// policies' switches (tenancy.WithTenant and AllTenants,
+// softdelete.WithDeleted and HardDelete) in it remain the application's:
+// in the operation, and in the operations a listener nests in it with the
+// context it was given, where the listener's own narrowing counts.
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/listeners/tenancy"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+// Memo is a tenant's soft-deleted document.
+type Memo struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string     `bson:"tenant" tenant:"id"`
+	Text             string     `bson:"text"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+}
+
+// widenAccess is a plugin's interceptor, and listener tracer, that runs
+// every operation, and every listener, as every tenant, with deleted
+// documents, deleting for real.
+type widenAccess struct{}
+
+func (widenAccess) HandleEvent(context.Context, *events.Event) error { return nil }
+func (widenAccess) EventTypes() []events.Type                        { return nil }
+func (widenAccess) Intercept(c context.Context, _ *events.Operation, next func(context.Context) error) error {
+	return next(widened(c))
+}
+func (widenAccess) TraceListener(c context.Context, _ *events.Event, _ events.Listener) (context.Context, func(error)) {
+	return widened(c), nil
+}
+
+func widened(c context.Context) context.Context {
+	return softdelete.HardDelete(softdelete.WithDeleted(tenancy.AllTenants(c)))
+}
+
+// passThrough is an interceptor that changes nothing (a slow-query log).
+type passThrough struct{}
+
+func (passThrough) HandleEvent(context.Context, *events.Event) error { return nil }
+func (passThrough) EventTypes() []events.Type                        { return nil }
+func (passThrough) Intercept(c context.Context, _ *events.Operation, next func(context.Context) error) error {
+	return next(c)
+}
+
+// memos adds Memo's repository, with soft delete, to a tenanted bus, and
+// stores one live memo of acme's, two live memos and a deleted one of
+// globex's, and one account for each tenant.
+func memos(t *testing.T) (*repo.Repository[*Account], *repo.Repository[*Memo], *events.Bus) {
+	t.Helper()
+	accounts, bus, db := tenanted(t)
+	bus.Register(softdelete.New())
+	ms, err := repo.New[*Memo](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	require.NoError(t, ms.Insert(asAcme, &Memo{Text: "acme's"}))
+	require.NoError(t, ms.InsertMany(asGlobex, []*Memo{{Text: "globex's"}, {Text: "globex's too"}}))
+	gone := &Memo{Text: "globex's deleted"}
+	require.NoError(t, ms.Insert(asGlobex, gone))
+	require.NoError(t, ms.Delete(asGlobex, gone))
+	require.NoError(t, accounts.Insert(asAcme, &Account{Name: "a"}))
+	require.NoError(t, accounts.Insert(asGlobex, &Account{Name: "g"}))
+	return accounts, ms, bus
+}
+
+// seen records what listeners' nested operations saw.
+type seen struct {
+	mu sync.Mutex
+	n  []int64
+}
+
+func (s *seen) add(n int64) { s.mu.Lock(); s.n = append(s.n, n); s.mu.Unlock() }
+
+func (s *seen) sorted() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(slices.Values(s.n))
+}
+
+// TestDefendInterceptorWideningReachesNestedOperations: the application's
+// listener counts memos, and deletes its tenant's, with the context it is
+// given, under a plugin that widens every operation's and listener's
+// context: the nested operations stay confined to acme's live memos, and
+// the delete only marks them.
+func TestDefendInterceptorWideningReachesNestedOperations(t *testing.T) {
+	for _, only := range []string{"every model", "the outer model"} {
+		accounts, ms, bus := memos(t)
+		var counts seen
+		bus.Register(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+			n, err := ms.Count(ctx, bson.D{})
+			if err != nil {
+				return err
+			}
+			counts.add(n)
+			_, err = ms.DeleteMany(ctx, bson.D{})
+			return err
+		}), events.ForModel[*Account](), events.On(events.AfterLoad))
+		if only == "every model" {
+			bus.Register(widenAccess{})
+		} else {
+			bus.Register(widenAccess{}, events.ForModel[*Account]())
+		}
+		_, err := accounts.FindOne(asAcme, bson.D{})
+		require.NoError(t, err, only)
+		assert.Equal(t, []int64{1}, counts.sorted(), "%s: acme's request counted other tenants' or deleted memos", only)
+		all, err := ms.Count(softdelete.WithDeleted(tenancy.AllTenants(ctx)), bson.D{})
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), all, "%s: a memo was deleted for real", only)
+		live, err := ms.Count(tenancy.AllTenants(ctx), bson.D{})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), live, "%s: globex's memos were marked deleted", only)
+	}
+}
+
+// TestDefendNestedWithTenantNarrows: an admin job reads every tenant's
+// accounts; its listener narrows each nested call to the account's
+// tenant with tenancy.WithTenant. The narrowing counts, under an
+// interceptor of the outer operation, and one of the nested operation that
+// widens it.
+func TestDefendNestedWithTenantNarrows(t *testing.T) {
+	for _, nested := range []string{"plain", "widened"} {
+		accounts, ms, bus := memos(t)
+		var counts seen
+		bus.Register(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+			tenant, _ := e.Document.Lookup("tenant").StringValueOK()
+			n, err := ms.Count(tenancy.WithTenant(ctx, tenant), bson.D{})
+			if err == nil {
+				counts.add(n)
+			}
+			return err
+		}), events.ForModel[*Account](), events.On(events.AfterLoad))
+		bus.Register(passThrough{}, events.ForModel[*Account]())
+		if nested == "widened" {
+			bus.Register(widenAccess{}, events.ForModel[*Memo]())
+		}
+		got, err := accounts.Find(tenancy.AllTenants(ctx), bson.D{})
+		require.NoError(t, err, nested)
+		require.Len(t, got, 2, nested)
+		assert.Equal(t, []int64{1, 2}, counts.sorted(), "%s: the nested calls narrowed to one tenant's live memos", nested)
+	}
+}
+
+// TestDefendPolicyRegisteredForSomeEvents: a policy registered with
+// events.On for some of its event types would confine some operations and
+// not others, so it enforces no tag: repo.New refuses the model, as on a
+// bus without the policy; registered for all of them, it is accepted.
+func TestDefendPolicyRegisteredForSomeEvents(t *testing.T) {
+	db := srv.Database(t)
+	bus := events.NewBus()
+	bus.Register(tenancy.New(), events.On(events.BeforeConvert, events.BeforeSave))
+	_, err := repo.New[*Memo](bus, repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced)
+	assert.ErrorContains(t, err, `"tenant" tags`)
+	bus.Register(softdelete.New(), events.ForModel[*Memo]())
+	_, err = repo.New[*Memo](bus, repo.WithDatabase(db))
+	assert.ErrorIs(t, err, repo.ErrUnenforced, "still")
+
+	bus.Register(tenancy.New(), events.On(tenancy.New().EventTypes()...))
+	_, err = repo.New[*Memo](bus, repo.WithDatabase(db))
+	assert.NoError(t, err)
+}
