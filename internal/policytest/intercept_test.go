@@ -163,11 +163,12 @@ func TestDefendNestedWithTenantNarrows(t *testing.T) {
 func TestDefendPolicyRegisteredForSomeEvents(t *testing.T) {
 	db := srv.Database(t)
 	bus := events.NewBus()
+	bus.Register(softdelete.New())
 	bus.Register(tenancy.New(), events.On(events.BeforeConvert, events.BeforeSave))
 	_, err := repo.New[*Memo](bus, repo.WithDatabase(db))
 	assert.ErrorIs(t, err, repo.ErrUnenforced)
 	assert.ErrorContains(t, err, `"tenant" tags`)
-	bus.Register(softdelete.New(), events.ForModel[*Memo]())
+	bus.Register(tenancy.New(), events.ForModel[*Memo](), events.On(events.BeforeQuery))
 	_, err = repo.New[*Memo](bus, repo.WithDatabase(db))
 	assert.ErrorIs(t, err, repo.ErrUnenforced, "still")
 
