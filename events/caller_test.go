@@ -144,6 +144,5 @@ func TestInterceptorPassesNilContext(t *testing.T) {
 type nilPasser struct{ wrapper }
 
 func (*nilPasser) Intercept(_ context.Context, _ *events.Operation, next func(context.Context) error) error {
-	//lint:ignore SA1012 the attack
 	return next(nil)
 }

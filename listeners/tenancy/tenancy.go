@@ -75,7 +75,9 @@ type Option func(*Tenancy)
 
 // WithResolver reads the tenant with r instead of from WithTenant,
 // for applications that already keep it in the context (a JWT claim, a
-// request header). AllTenants still applies.
+// request header). AllTenants still applies. r is given events.Caller(ctx),
+// so no interceptor chooses the tenant; a key made with events.CallerKey
+// lets a listener narrow a nested call by it.
 func WithResolver(r Resolver) Option {
 	return func(t *Tenancy) {
 		if r != nil {
