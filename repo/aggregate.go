@@ -32,6 +32,7 @@ func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any
 }
 
 func (r *Repository[T]) aggregate(ctx context.Context, o *events.Operation, pipeline any, results any, opts []*options.AggregateOptions) error {
+	opts = ownOptions(opts)
 	const method = "Aggregate"
 	rv := reflect.ValueOf(results)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Slice {

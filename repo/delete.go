@@ -202,6 +202,7 @@ func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts .
 }
 
 func (r *Repository[T]) findOneAndDelete(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneAndDeleteOptions) (T, error) {
+	opts = ownOptions(opts)
 	var zero T
 	if err := needFilter(filter); err != nil {
 		return zero, r.wrap("FindOneAndDelete", err)

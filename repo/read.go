@@ -60,6 +60,7 @@ func (r *Repository[T]) findFirst(ctx context.Context, o *events.Operation, filt
 }
 
 func (r *Repository[T]) findOne(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneOptions) (T, error) {
+	opts = ownOptions(opts)
 	var zero T
 	e := r.event(ctx, events.OpFind)
 	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
@@ -165,6 +166,7 @@ func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.F
 }
 
 func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.FindOptions, method string) (*Cursor[T], error) {
+	opts = ownOptions(opts)
 	if err := needFilter(filter); err != nil {
 		return nil, r.wrap(method, err)
 	}
@@ -274,6 +276,7 @@ func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...*options.
 }
 
 func (r *Repository[T]) count(ctx context.Context, filter any, opts []*options.CountOptions) (int64, error) {
+	opts = ownOptions(opts)
 	if err := needFilter(filter); err != nil {
 		return 0, r.wrap("Count", err)
 	}
@@ -301,6 +304,7 @@ func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, 
 }
 
 func (r *Repository[T]) distinct(ctx context.Context, o *events.Operation, field string, filter any, opts []*options.DistinctOptions) ([]any, error) {
+	opts = ownOptions(opts)
 	if field == "" {
 		return nil, r.wrap("Distinct", fmt.Errorf("empty field name: %w", ErrInvalidArgument))
 	}

@@ -40,6 +40,7 @@ func (r *Repository[T]) ReplaceOne(ctx context.Context, filter any, m T, opts ..
 }
 
 func (r *Repository[T]) replaceOne(ctx context.Context, o *events.Operation, filter any, m T, opts []*options.ReplaceOptions) (*mongo.UpdateResult, error) {
+	opts = ownOptions(opts)
 	const method = "ReplaceOne"
 	upsert := lastOpt(opts, func(o *options.ReplaceOptions) *bool { return o.Upsert })
 	rep, err := r.beforeReplace(ctx, events.OpReplaceOne, filter, m, upsert != nil && *upsert, func(e *events.Event) {
@@ -99,6 +100,7 @@ func (r *Repository[T]) FindOneAndReplace(ctx context.Context, filter any, m T, 
 }
 
 func (r *Repository[T]) findOneAndReplace(ctx context.Context, o *events.Operation, filter any, m T, opts []*options.FindOneAndReplaceOptions) (T, error) {
+	opts = ownOptions(opts)
 	const method = "FindOneAndReplace"
 	var zero T
 	upsert := lastOpt(opts, func(o *options.FindOneAndReplaceOptions) *bool { return o.Upsert })

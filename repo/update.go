@@ -56,6 +56,7 @@ func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts
 }
 
 func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op events.Op, filter, update any, opts []*options.UpdateOptions) (*mongo.UpdateResult, error) {
+	opts = ownOptions(opts)
 	upsert := lastOpt(opts, func(o *options.UpdateOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
 		describe(e, opts, nil, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
@@ -110,6 +111,7 @@ func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any
 }
 
 func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operation, filter, update any, opts []*options.FindOneAndUpdateOptions) (T, error) {
+	opts = ownOptions(opts)
 	const method = "FindOneAndUpdate"
 	var zero T
 	upsert := lastOpt(opts, func(o *options.FindOneAndUpdateOptions) *bool { return o.Upsert })

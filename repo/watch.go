@@ -41,6 +41,7 @@ func (r *Repository[T]) Watch(ctx context.Context, pipeline any, opts ...*option
 }
 
 func (r *Repository[T]) watch(ctx context.Context, pipeline any, opts []*options.ChangeStreamOptions) (*ChangeStream[T], error) {
+	opts = ownOptions(opts)
 	const method = "Watch"
 	e, pipeline, err := r.watchQuery(ctx, pipeline, opts)
 	if err != nil {
