@@ -81,7 +81,7 @@ func TestDefendConcurrentDrainsOfOneRelayDuplicate(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
-	<-entered // the first Drain holds the document and publishes
+	waitClosed(t, entered, "the first Drain holds the document and publishes")
 	go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
 	wg.Wait()
 	msgs := p.all()
@@ -152,7 +152,7 @@ func TestDefendLeasesOfRelaysWithOtherLeaseLengths(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); _, errs[i] = r.Drain(ctx) }()
 	}
-	<-started
+	waitClosed(t, started, "a relay publishes")
 	select {
 	case <-started:
 	case <-time.After(700 * time.Millisecond):

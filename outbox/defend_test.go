@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/outbox"
@@ -107,4 +108,15 @@ func bsonD() bson.D { return bson.D{} }
 
 func bsonSet(k string, v any) bson.D {
 	return bson.D{{Key: "$set", Value: bson.D{{Key: k, Value: v}}}}
+}
+
+// waitClosed waits, ten seconds at most, for a value on ch or its close,
+// and fails the test instead of hanging when none comes.
+func waitClosed(t testing.TB, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10s for this, in vain: %s", what)
+	}
 }

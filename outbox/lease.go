@@ -21,10 +21,13 @@ import (
 // inserter the document for that slot, on every server, since only the
 // unique index decides. Nothing is ever updated, so FerretDB's non-atomic
 // updates do not matter, and an expired lease needs no takeover: the next
-// slot is a new _id. A relay claims the next slot too in the second half
-// of the current one, so that it keeps documents it is still working on;
-// it publishes only until a third of the lease before its last slot ends,
-// and removes what it published before the slot ends (see spare).
+// slot is a new _id. A relay claims the next slot too once a third of the
+// current one is over, so that it keeps documents it is still working on;
+// it starts a publish only until half the lease before its last slot ends
+// (see margin), stops publishing a third of the lease before, and removes
+// what it published before the slot ends (see spare). A relay that claims
+// a slot thus holds, from its claim on, a sixth of the lease or more in
+// which to start publishing.
 
 // lengthID is the _id of the document of Leases that holds the lease
 // length every relay of the database uses (see agree).
@@ -121,12 +124,12 @@ func (l *leases) valid(key string) bool {
 	return ok && l.holds(h, now, l.slot(now))
 }
 
-// claim claims keys for the current slot, and the next one in the second
-// half of the current; it returns those the relay holds now.
+// claim claims keys for the current slot, and the next one in the last two
+// thirds of the current; it returns those the relay holds now.
 func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, error) {
 	now := time.Now()
 	s := l.slot(now)
-	late := now.After(l.end(s).Add(-l.d / 2))
+	late := now.After(l.end(s).Add(-2 * l.d / 3))
 	type want struct {
 		key  string
 		slot int64

@@ -405,7 +405,7 @@ func expiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
 	a := newRelay(t, db, slow, outbox.WithLease(lease))
 	aDone := make(chan error)
 	go func() { _, err := a.Drain(ctx); aDone <- err }()
-	<-started
+	waitClosed(t, started, "a publishes")
 
 	p := &recorder{}
 	b := newRelay(t, db, p, outbox.WithLease(lease))
