@@ -14,7 +14,10 @@ import (
 // that stores uuid.UUID as binary subtype 4, the standard UUID subtype (the
 // driver's default writes subtype 0). Its codecs for bson.Raw,
 // primitive.ObjectID and the driver's reading of an inserted _id write and
-// read what the driver's do, with fewer allocations. Repositories encode
+// read what the driver's do, with fewer allocations. Its structs decode
+// strictly (see RegisterStrict): a key that matches a field only in another
+// letter case, such as "Tenant" for the field stored as "tenant", is
+// ignored rather than decoded into it. Repositories encode
 // and decode models with it; give it to the client too, with
 // options.Client().SetRegistry, so that filters holding a uuid.UUID match:
 //
@@ -24,6 +27,7 @@ func Registry() *bsoncodec.Registry {
 	RegisterUUID(r)
 	registerRaw(r)
 	registerID(r)
+	RegisterStrict(r)
 	return r
 }
 

@@ -129,7 +129,10 @@ type config struct {
 func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = db } }
 
 // WithRegistry encodes and decodes models and filters with r instead of
-// model.Registry() (the driver's defaults plus UUIDs as subtype 4).
+// model.Registry() (the driver's defaults plus UUIDs as subtype 4, and
+// structs decoded strictly). A registry not built from model.Registry()
+// should have model.RegisterStrict called on it: otherwise a stored key
+// such as "Tenant" decodes into the field stored as "tenant".
 func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
 
 // WithoutEvents makes the repository publish events only to policies

@@ -1,0 +1,60 @@
+package model_test
+
+import (
+	"testing"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+)
+
+type foldedInner struct {
+	Key string `bson:"key"`
+}
+
+type folded struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string      `bson:"tenant" tenant:"id"`
+	No               int64       `bson:"no" auto:"inc"`
+	Untagged         string      // stored as "untagged"
+	DeletedAt        string      `bson:"deletedAt"`
+	Inner            foldedInner `bson:"inner"`
+}
+
+// TestRegistryDecodesStrictly: a key that matches a field only in another
+// letter case ("Tenant", "NO", "UNTAGGED", "_ID", a nested "Key") is not
+// decoded into it, wherever it comes in the document; exact keys decode as
+// before.
+func TestRegistryDecodesStrictly(t *testing.T) {
+	reg := model.Registry()
+	doc, err := bson.Marshal(bson.D{
+		{Key: "tenant", Value: "acme"},
+		{Key: "Tenant", Value: "globex"},
+		{Key: "NO", Value: int64(0)},
+		{Key: "no", Value: int64(7)},
+		{Key: "No", Value: int64(0)},
+		{Key: "UNTAGGED", Value: "planted"},
+		{Key: "deletedAt", Value: "d"},
+		{Key: "inner", Value: bson.D{{Key: "key", Value: "k"}, {Key: "KEY", Value: "planted"}}},
+		{Key: "Created_At", Value: "not a time"},
+	})
+	require.NoError(t, err)
+	var m folded
+	require.NoError(t, bsonio.Unmarshal(reg, doc, &m))
+	assert.Equal(t, "acme", m.Tenant)
+	assert.EqualValues(t, 7, m.No)
+	assert.Empty(t, m.Untagged)
+	assert.Equal(t, "d", m.DeletedAt)
+	assert.Equal(t, "k", m.Inner.Key)
+
+	// A folded key alone leaves the field zero.
+	doc, err = bson.Marshal(bson.D{{Key: "Tenant", Value: "globex"}, {Key: "Untagged", Value: "u"}})
+	require.NoError(t, err)
+	m = folded{}
+	require.NoError(t, bsonio.Unmarshal(reg, doc, &m))
+	assert.Empty(t, m.Tenant)
+	assert.Empty(t, m.Untagged)
+}
