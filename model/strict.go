@@ -100,7 +100,7 @@ func (r *strictReader) folded(name string) bool {
 var namesCache sync.Map // reflect.Type -> map[string]bool
 
 // fieldNames returns the BSON names of st's fields as the driver's struct
-// codec names them (DefaultStructTagParser), inline structs flattened.
+// codec names them (see bsonTag), inline structs flattened.
 func fieldNames(st reflect.Type) map[string]bool {
 	if n, ok := namesCache.Load(st); ok {
 		return n.(map[string]bool)
@@ -121,11 +121,11 @@ func addNames(names map[string]bool, st reflect.Type, seen map[reflect.Type]bool
 		if sf.PkgPath != "" {
 			continue
 		}
-		tags, err := bsoncodec.DefaultStructTagParser.ParseStructTags(sf)
-		if err != nil || tags.Skip {
+		tags := bsonTag(sf)
+		if tags.skip {
 			continue
 		}
-		if tags.Inline {
+		if tags.inline {
 			t := sf.Type
 			if t.Kind() == reflect.Pointer {
 				t = t.Elem()
@@ -135,6 +135,6 @@ func addNames(names map[string]bool, st reflect.Type, seen map[reflect.Type]bool
 			}
 			continue
 		}
-		names[tags.Name] = true
+		names[tags.name] = true
 	}
 }
