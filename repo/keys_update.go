@@ -3,7 +3,6 @@ package repo
 import (
 	"fmt"
 	"math/big"
-	"reflect"
 
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -64,7 +63,10 @@ func (r *Repository[T]) keyWritesOf(u *mql.Update, a *model.AutoField) error {
 			}
 			exact := f.Key == a.BSON && op.Key != "$rename"
 			switch {
-			case exact && op.Key == "$setOnInsert" && a.Kind != model.Version && !zeroValue(f.Value):
+			case exact && op.Key == "$setOnInsert" && a.Kind != model.Version:
+				if err := r.refuseKeyValue(a, f.Value, fmt.Sprintf("$setOnInsert of %s: %v", f.Key, f.Value)); err != nil {
+					return err
+				}
 				continue // a new document's key
 			case exact && op.Key == "$inc" && a.Kind == model.Version && isOne(f.Value):
 				continue // the repository's increment
@@ -77,7 +79,7 @@ func (r *Repository[T]) keyWritesOf(u *mql.Update, a *model.AutoField) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
-		if !one.Touches(a.BSON) || addedStage(st, a) {
+		if !one.Touches(a.BSON) || r.addedStage(st, a) {
 			continue
 		}
 		return r.keyWriteError(a, fmt.Sprintf("pipeline stage %d", i))
@@ -97,7 +99,7 @@ func (r *Repository[T]) keyWriteError(a *model.AutoField, what string) error {
 // addedStage reports whether st, a stage of an update pipeline, is one
 // that mql.Update.Add makes for auto field a and the rule allows: the
 // $setOnInsert of a non-zero key, or the version's $inc by 1.
-func addedStage(st bson.D, a *model.AutoField) bool {
+func (r *Repository[T]) addedStage(st bson.D, a *model.AutoField) bool {
 	if len(st) != 1 || st[0].Key != "$set" {
 		return false
 	}
@@ -117,7 +119,7 @@ func addedStage(st bson.D, a *model.AutoField) bool {
 	switch {
 	case a.Kind != model.Version && expr[0].Key == "$ifNull":
 		v, ok := literal(args[1])
-		return args[0] == path && ok && !zeroValue(v)
+		return args[0] == path && ok && r.refuseKeyValue(a, v, "the pipeline's $literal") == nil
 	case a.Kind == model.Version && expr[0].Key == "$add":
 		v, ok := literal(args[1])
 		inner, err := mql.ToD(args[0])
@@ -159,46 +161,9 @@ func isOne(v any) bool {
 	return false
 }
 
-// zeroValue reports whether v, a key's value in an update or a filter,
-// is zero as stored: null, a zero number (-0 and decimal zeros too), an
-// empty string, a binary or byte array of zeros (the nil UUID), or the
-// zero value of its Go type.
-func zeroValue(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case bson.RawValue:
-		return zeroRaw(t)
-	case primitive.Decimal128:
-		return zeroDecimal(t)
-	case primitive.Binary:
-		return zeroBytes(t.Data)
-	case []byte:
-		return zeroBytes(t)
-	}
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return true
-		}
-		rv = rv.Elem()
-	}
-	switch rv.Kind() {
-	case reflect.Float32, reflect.Float64:
-		return rv.Float() == 0
-	case reflect.Array:
-		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			for i := range rv.Len() {
-				if rv.Index(i).Uint() != 0 {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	return rv.IsZero()
-}
-
+// zeroRaw reports whether v, a key as encoded, is zero as stored: null,
+// a zero number (-0 and decimal zeros too), an empty string, a binary of
+// zeros (the nil UUID).
 func zeroRaw(v bson.RawValue) bool {
 	switch v.Type {
 	case bson.TypeNull, bson.TypeUndefined:
@@ -232,16 +197,15 @@ func zeroBytes(b []byte) bool {
 	return true
 }
 
-// refuseZeroKeyEqualities refuses an upsert whose final filter has an
-// equality that sets a key of the new document to zero.
-func (r *Repository[T]) refuseZeroKeyEqualities(filter any) error {
+// refuseKeyEqualities refuses an upsert whose final filter has an
+// equality that would give the new document a key the rule refuses (zero,
+// of another type than the field's, too large for its counter) or that
+// names the version, which the repository gives a new document itself.
+func (r *Repository[T]) refuseKeyEqualities(filter any) error {
 	var eqs bson.D
 	read := false
 	for i := range r.schema.Auto {
 		a := &r.schema.Auto[i]
-		if a.Kind != model.Inc && a.Kind != model.UUID {
-			continue
-		}
 		if !read {
 			var err error
 			if eqs, err = mql.Equalities(filter); err != nil {
@@ -250,10 +214,21 @@ func (r *Repository[T]) refuseZeroKeyEqualities(filter any) error {
 			read = true
 		}
 		for _, eq := range eqs {
-			if mql.PathsOverlap(eq.Key, a.BSON) && (eq.Key != a.BSON || zeroValue(eq.Value)) {
-				return fmt.Errorf("%v field %s `auto:\"%s\"`: the upsert's filter has the equality %s: %v, which would give the new document that key: a key is never zero: %w",
+			if !mql.PathsOverlap(eq.Key, a.BSON) {
+				continue
+			}
+			if a.Kind == model.Version {
+				return fmt.Errorf("%v field %s `auto:\"%s\"`: the upsert's filter has the equality %s: %v, which would choose the new document's version: an upsert's filter never names the version: %w",
 					r.schema.Type, a.BSON, a.Tag, eq.Key, eq.Value, ErrInvalidArgument)
 			}
+			if eq.Key == a.BSON {
+				if err := r.refuseKeyValue(a, eq.Value, fmt.Sprintf("the upsert's filter equality %s: %v", eq.Key, eq.Value)); err != nil {
+					return err
+				}
+				continue
+			}
+			return fmt.Errorf("%v field %s `auto:\"%s\"`: the upsert's filter has the equality %s: %v, which would give the new document part of that key: an upsert's filter equality on a key names the whole key: %w",
+				r.schema.Type, a.BSON, a.Tag, eq.Key, eq.Value, ErrInvalidArgument)
 		}
 	}
 	return nil

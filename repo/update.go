@@ -194,7 +194,7 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 		return nil, nil, nil, err
 	}
 	if upsert {
-		if err := r.refuseZeroKeyEqualities(filter); err != nil {
+		if err := r.refuseKeyEqualities(filter); err != nil {
 			return nil, nil, nil, err
 		}
 	}
