@@ -98,10 +98,13 @@ func TestUpsertKeysAreJudgedAsWritten(t *testing.T) {
 	}
 	for _, c := range tries {
 		err := c.run()
-		require.ErrorIs(t, err, repo.ErrInvalidArgument, c.name)
+		assert.ErrorIs(t, err, repo.ErrInvalidArgument, c.name)
 		assert.ErrorContains(t, err, "*repo_test.badge field "+c.field+" `auto:", c.name)
 		assert.ErrorContains(t, err, c.says, c.name)
-		require.Empty(t, mongotest.Docs(t, coll, bson.D{}), "%s stored a document", c.name)
+		if !assert.Empty(t, mongotest.Docs(t, coll, bson.D{}), "%s stored a document", c.name) {
+			_, err := coll.DeleteMany(ctx, bson.D{})
+			require.NoError(t, err)
+		}
 	}
 
 	// Keys written non-zero and of the field's type pass.
