@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
@@ -106,6 +107,13 @@ const PolicyTag = "outbox"
 // EnforcesTags tells repositories (events.TagEnforcer) that the outbox
 // stores the events of models that embed a Recorder.
 func (*Outbox) EnforcesTags() []string { return []string{PolicyTag} }
+
+// ProveTags proves to repositories that Outbox, registered as itself,
+// enforces its tags: a listener that only claims them (EnforcesTags), or
+// a type that embeds a Outbox, does not.
+func (o *Outbox) ProveTags(enforce.Token) (self any, tags []string) {
+	return o, []string{PolicyTag}
+}
 
 // EventTypes tells the bus which events the outbox handles.
 func (*Outbox) EventTypes() []events.Type {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
@@ -220,6 +221,13 @@ func (*Encryption) EnforcesPolicy() {}
 // EnforcesTags reports that Encryption enforces encrypt tags
 // (events.TagEnforcer).
 func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
+
+// ProveTags proves to repositories that Encryption, registered as itself,
+// enforces its tags: a listener that only claims them (EnforcesTags), or
+// a type that embeds a Encryption, does not.
+func (e *Encryption) ProveTags(enforce.Token) (self any, tags []string) {
+	return e, []string{"encrypt"}
+}
 
 // EventTypes lists the events Encryption handles.
 func (*Encryption) EventTypes() []events.Type {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -107,6 +108,13 @@ func (*SoftDelete) EnforcesPolicy() {}
 // EnforcesTags reports that SoftDelete enforces softdelete tags
 // (events.TagEnforcer).
 func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
+
+// ProveTags proves to repositories that SoftDelete, registered as itself,
+// enforces its tags: a listener that only claims them (EnforcesTags), or
+// a type that embeds a SoftDelete, does not.
+func (s *SoftDelete) ProveTags(enforce.Token) (self any, tags []string) {
+	return s, []string{"softdelete"}
+}
 
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {

@@ -11,6 +11,7 @@ import (
 	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -137,6 +138,13 @@ func (*Tenancy) EnforcesPolicy() {}
 // EnforcesTags reports that Tenancy enforces tenant:"id" fields
 // (events.TagEnforcer).
 func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
+
+// ProveTags proves to repositories that Tenancy, registered as itself,
+// enforces its tags: a listener that only claims them (EnforcesTags), or
+// a type that embeds a Tenancy, does not.
+func (t *Tenancy) ProveTags(enforce.Token) (self any, tags []string) {
+	return t, []string{"tenant"}
+}
 
 // TenantOf returns the tenant that a model naming tenant named ("" for
 // none) is written for under ctx: the current tenant, which named must
