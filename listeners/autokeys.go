@@ -30,8 +30,9 @@ import (
 //
 // It acts on the collection each event's repository writes to
 // (events.Event.Coll). On a type's first write to a collection it creates
-// a unique index on each inc field there (WithoutIndexes opts out) and
-// moves each counter past the largest value already in that collection.
+// a unique index on each inc and uuid field there (WithoutIndexes opts
+// out) and moves each counter past the largest value already in that
+// collection.
 // When a write later fails on a duplicate key because a counter is behind
 // the data (a restored backup, a manual edit), it moves the counter past
 // the collection's maximum and asks the repository to retry.

@@ -15,7 +15,10 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
-// Unique indexes on inc fields, and counters moved past the data.
+// Unique indexes on inc and uuid fields, and counters moved past the data.
+// A uuid field's index is on the field alone, across tenants, as an
+// unscoped inc field's is: a UUID is no guess, and a key stays taken by a
+// soft-deleted document, since keys are never reused.
 
 // ensure makes the unique indexes in t's collection and moves the counters
 // past its data, once per type and collection. A failure to reach the
@@ -35,9 +38,6 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
 	defer cancel()
 	for i := range p.fields {
 		f := p.fields[i]
-		if f.Kind != model.Inc {
-			continue
-		}
 		if k.indexes && f.BSON != "_id" {
 			keys := bson.D{{Key: f.BSON, Value: 1}}
 			if f.ScopeTenant { // unique within each tenant
@@ -50,11 +50,11 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
 				if !errors.As(err, &ce) {
 					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
 				}
-				k.logger.Warn("mgmevents: no unique index on an inc field; duplicates will not be caught",
+				k.logger.Warn("mgmevents: no unique index on a key field; duplicates will not be caught",
 					"type", p.schema.Type.String(), "collection", t.coll.Name(), "field", f.BSON, "err", err)
 			}
 		}
-		if f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
+		if f.Kind == model.Inc && f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
 			if _, err := k.heal(dctx, p, t, f, f.seq, "", 0); err != nil {
 				return err
 			}
