@@ -2,8 +2,10 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 )
 
 // Operation is one call of a repository method, as interceptors see it.
@@ -50,6 +52,9 @@ type Operation struct {
 // threshold, also has a method Intercepting() bool, which registration
 // asks once: false leaves the operations unwrapped, at no cost.
 //
+// next runs the operation at most once: a second call, by any interceptor
+// of the chain, returns an error wrapping ErrNextAgain and runs nothing.
+//
 // An interceptor may fail an operation, before or after next, by
 // returning an error, which the repository returns as is. It cannot hide
 // one: when the operation failed, or next was never called, a nil error
@@ -58,6 +63,11 @@ type Operation struct {
 type Interceptor interface {
 	Intercept(ctx context.Context, o *Operation, next func(context.Context) error) error
 }
+
+// ErrNextAgain is returned, wrapped, by an interceptor's next called after
+// the operation has run once (see Interceptor): the operation is not run
+// again.
+var ErrNextAgain = errors.New("events: next called again: the operation runs once")
 
 // ListenerTracer is implemented by interceptors that trace the listeners
 // of the operations they wrap, such as OpenTelemetry's (package
@@ -134,7 +144,8 @@ type chainCall struct {
 	reached int             // interceptors entered
 	running bool            // the operation itself is running: a panic is its own
 	ran     bool
-	err     error // the operation's
+	once    atomic.Bool // the operation has started: next runs it once
+	err     error       // the operation's
 }
 
 func (c *chainCall) call(ctx context.Context, i int) error {
@@ -145,6 +156,10 @@ func (c *chainCall) call(ctx context.Context, i int) error {
 		ctx = guard(ctx, c.caller) // the caller keys stay the caller's
 	}
 	if i == len(c.chain) {
+		if !c.once.CompareAndSwap(false, true) {
+			return fmt.Errorf("events: interceptor %T called next again for %s of %v in collection %q, which ran once: %w",
+				c.chain[i-1].l, c.o.Method, c.o.ModelType, c.o.Collection, ErrNextAgain)
+		}
 		c.ran, c.running = true, true
 		c.err = c.next(ctx)
 		c.running = false
