@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // TestCaseFoldedKeysNotDecoded: an update of "NO" and "VERSION" (the key's
@@ -17,13 +18,7 @@ import (
 // which compares paths exactly, but the model does not decode them: it
 // reads its key and version, and saved back keeps the stored key.
 func TestCaseFoldedKeysNotDecoded(t *testing.T) {
-	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
-	require.NoError(t, err)
-	bus := events.NewBus()
-	bus.Register(keys)
-	tickets, err := repo.New[*ticket](bus, repo.WithDatabase(db))
-	require.NoError(t, err)
+	tickets, _, db := keyedTickets(t)
 	tk := &ticket{Title: "cf"}
 	require.NoError(t, tickets.Insert(ctx, tk))
 	require.NotZero(t, tk.No)
@@ -41,4 +36,18 @@ func TestCaseFoldedKeysNotDecoded(t *testing.T) {
 	require.NoError(t, tickets.Save(ctx, got))
 	doc := mongotest.Docs(t, db.Collection("tickets"), id)[0]
 	assert.Equal(t, tk.No, doc.Lookup("no").AsInt64(), "the key changed")
+}
+
+// keyedTickets returns a repository of tickets with AutoKeys, its bus and
+// its database.
+func keyedTickets(t *testing.T) (*repo.Repository[*ticket], *events.Bus, *mongo.Database) {
+	t.Helper()
+	db := srv.Database(t)
+	keys, err := listeners.NewAutoKeys(db)
+	require.NoError(t, err)
+	bus := events.NewBus()
+	bus.Register(keys)
+	tickets, err := repo.New[*ticket](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	return tickets, bus, db
 }

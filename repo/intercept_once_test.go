@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
 	"github.com/mgmevents/mgmevents/mongotest"
-	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
@@ -27,18 +25,12 @@ func (rerun) Intercept(ctx context.Context, _ *events.Operation, next func(conte
 // an UpdateOne once: the version moves by 1, the caller's $inc applies
 // once, and the second call's error (events.ErrNextAgain) is returned.
 func TestInterceptorRunsUpdateOnce(t *testing.T) {
-	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
-	require.NoError(t, err)
-	bus := events.NewBus()
-	bus.Register(keys)
-	tickets, err := repo.New[*ticket](bus, repo.WithDatabase(db))
-	require.NoError(t, err)
+	tickets, bus, db := keyedTickets(t)
 	tk := &ticket{Title: "t"}
 	require.NoError(t, tickets.Insert(ctx, tk))
 	bus.Register(rerun{})
 	id := bson.D{{Key: "_id", Value: tk.ID}}
-	_, err = tickets.UpdateOne(ctx, id, bson.D{{Key: "$inc", Value: bson.D{{Key: "runs", Value: 1}}}})
+	_, err := tickets.UpdateOne(ctx, id, bson.D{{Key: "$inc", Value: bson.D{{Key: "runs", Value: 1}}}})
 	require.ErrorIs(t, err, events.ErrNextAgain)
 	doc := mongotest.Docs(t, db.Collection("tickets"), id)[0]
 	assert.EqualValues(t, tk.Version+1, doc.Lookup("version").AsInt64(), "one UpdateOne moved the version by more than 1: %v", doc)
