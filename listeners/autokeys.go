@@ -35,7 +35,10 @@ import (
 // collection.
 // When a write later fails on a duplicate key because a counter is behind
 // the data (a restored backup, a manual edit), it moves the counter past
-// the collection's maximum and asks the repository to retry.
+// the collection's maximum and asks the repository to retry. A numeric
+// inc key the caller sets above three quarters of the field's range, and
+// ahead of the counter, is refused: the counter, moved past it, would
+// have no room for a block after it.
 type AutoKeys struct {
 	alloc   *sequence.Allocator
 	indexes bool
@@ -166,6 +169,9 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 	for _, f := range p.fields {
 		fv := f.Value(mv)
 		if !fv.IsZero() {
+			if err := k.refuseTopKeyOf(ctx, p, t, f, mv); err != nil {
+				return err
+			}
 			continue
 		}
 		var err error
@@ -227,6 +233,9 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 	}
 	for _, f := range p.fields {
 		if u.Touches(f.BSON) {
+			if err := k.refuseTopKeyIn(ctx, p, t, f, e, u); err != nil {
+				return err
+			}
 			continue
 		}
 		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
