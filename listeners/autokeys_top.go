@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/sequence"
@@ -20,6 +21,10 @@ import (
 // handed it out (a stored model saved again). The top quarter of the
 // range is left to the counter: a sequence's block grows to a quarter of
 // MaxInt64 at most.
+
+// plainRegistry encodes an upsert's key for an event that carries no
+// registry: a number encodes alike in every registry.
+var plainRegistry = bson.NewRegistry()
 
 // topKey returns the largest inc key a caller may give field f.
 func topKey(f *fieldPlan) uint64 { return f.Max - f.Max/4 }
@@ -87,11 +92,15 @@ func (k *AutoKeys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fi
 		if x.Key != f.BSON {
 			continue
 		}
-		typ, data, err := bson.MarshalValueWithRegistry(e.Registry, x.Value)
+		reg := e.Registry
+		if reg == nil {
+			reg = plainRegistry
+		}
+		v, err := bsonio.MarshalValue(reg, x.Value)
 		if err != nil {
 			return nil // the repository refuses what does not encode
 		}
-		n, ok := bson.RawValue{Type: typ, Value: data}.AsInt64OK()
+		n, ok := v.AsInt64OK()
 		if !ok || n <= 0 || uint64(n) <= topKey(f) {
 			return nil
 		}

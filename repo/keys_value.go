@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -21,20 +22,19 @@ func (r *Repository[T]) refuseKeyValue(a *model.AutoField, v any, where string) 
 	if v == nil {
 		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s: a key is never null: %w", r.schema.Type, a.BSON, a.Tag, where, ErrInvalidArgument)
 	}
-	t, data, err := bson.MarshalValueWithRegistry(r.reg, v)
+	got, err := bsonio.MarshalValue(r.reg, v)
 	if err != nil {
 		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s: a %T does not encode: %w: %w", r.schema.Type, a.BSON, a.Tag, where, v, ErrInvalidArgument, err)
 	}
-	got := bson.RawValue{Type: t, Value: data}
 	if zeroRaw(got) {
-		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s is written as zero (BSON %v %v): a key is never zero: %w", r.schema.Type, a.BSON, a.Tag, where, t, got, ErrInvalidArgument)
+		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s is written as zero (BSON %v %v): a key is never zero: %w", r.schema.Type, a.BSON, a.Tag, where, got.Type, got, ErrInvalidArgument)
 	}
 	want, err := r.fieldEncoding(a)
 	if err != nil {
 		return err
 	}
 	if !sameKeyType(got, want) {
-		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s: a %T is written as BSON %v; the field (%v) is written as BSON %v: %w", r.schema.Type, a.BSON, a.Tag, where, v, t, a.Type, want.Type, ErrInvalidArgument)
+		return fmt.Errorf("%v field %s `auto:\"%s\"`: %s: a %T is written as BSON %v; the field (%v) is written as BSON %v: %w", r.schema.Type, a.BSON, a.Tag, where, v, got.Type, a.Type, want.Type, ErrInvalidArgument)
 	}
 	return nil
 }
@@ -47,11 +47,11 @@ func (r *Repository[T]) fieldEncoding(a *model.AutoField) (bson.RawValue, error)
 	for ft.Kind() == reflect.Pointer {
 		ft = ft.Elem()
 	}
-	t, data, err := bson.MarshalValueWithRegistry(r.reg, reflect.New(ft).Elem().Interface())
+	v, err := bsonio.MarshalValue(r.reg, reflect.New(ft).Elem().Interface())
 	if err != nil {
 		return bson.RawValue{}, fmt.Errorf("%v field %s `auto:\"%s\"`: its type %v does not encode: %w", r.schema.Type, a.BSON, a.Tag, a.Type, err)
 	}
-	return bson.RawValue{Type: t, Value: data}, nil
+	return v, nil
 }
 
 // sameKeyType reports whether got, a key as written, is of the BSON type

@@ -1,6 +1,7 @@
 package bsonio_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -106,5 +107,17 @@ func BenchmarkUnmarshal(b *testing.B) {
 		if err := bsonio.Unmarshal(reg, raw, &u); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMarshalValue: a value is encoded as a field of a document holds it,
+// with the registry's codecs.
+func TestMarshalValue(t *testing.T) {
+	v, err := bsonio.MarshalValue(bson.NewRegistry(), json.Number("0"))
+	if err != nil || v.Type != bson.TypeInt64 || v.Int64() != 0 {
+		t.Fatalf("json.Number(\"0\") = %v %v, %v; want the 64-bit integer 0", v.Type, v, err)
+	}
+	if _, err := bsonio.MarshalValue(bson.NewRegistry(), make(chan int)); err == nil {
+		t.Fatal("a channel encoded")
 	}
 }
