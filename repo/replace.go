@@ -120,7 +120,12 @@ func (r *Repository[T]) findOneAndReplace(ctx context.Context, o *events.Operati
 		var update, sent any
 		if update, sent, err = rep.asUpdate(r); err == nil {
 			raw, err = r.coll.FindOneAndUpdate(ctx, sent, update, findOneAndUpdateOptions(opts)).Raw()
-			if errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err) {
+			// An upsert that returns no document inserted one (the document
+			// before was asked for): the write is done, and the document now
+			// matches the filter, so guardMiss would blame a guard. Only a
+			// duplicate key can be its guarded miss, as in FindOneAndUpdate.
+			inserted := rep.upsert && errors.Is(err, mongo.ErrNoDocuments)
+			if !inserted && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
 				if gerr := r.guardMiss(ctx, rep.e, rep.filter); gerr != nil {
 					err = gerr
 				}
