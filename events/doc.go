@@ -7,8 +7,8 @@
 // undo; a repository refuses a model whose policy tags no registered
 // policy enforces (see TagEnforcer), and the tags of this module's own
 // policies ("tenant", "encrypt", "softdelete", "outbox") only those
-// policies, registered as themselves, can enforce. Interceptors (see Interceptor) wrap whole repository operations,
-// for tracing and timing.
+// policies, registered as themselves, can enforce. Interceptors (see
+// Interceptor) wrap whole repository operations, for tracing and timing.
 //
 // The package does no database I/O and imports nothing else of this
 // module: package repo publishes the events around each operation, and

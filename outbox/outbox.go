@@ -110,7 +110,7 @@ func (*Outbox) EnforcesTags() []string { return []string{PolicyTag} }
 
 // ProveTags proves to repositories that Outbox, registered as itself,
 // enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds a Outbox, does not.
+// a type that embeds an Outbox, does not.
 func (o *Outbox) ProveTags(enforce.Token) (self any, tags []string) {
 	return o, []string{PolicyTag}
 }

@@ -117,9 +117,8 @@ func defaultBackoff(attempt int) time.Duration {
 // A relay is a system process: it reads documents of every tenant. It is
 // safe for concurrent use, though one Run per relay is enough: concurrent
 // Drains of one relay share its leases, and each document goes to one of
-// them. On FerretDB
-// its Drain fails with ErrUnsupported unless its client has a single
-// connection, as the Outbox's writes do (see Outbox).
+// them. On FerretDB its Drain fails with ErrUnsupported unless its
+// client has a single connection, as the Outbox's writes do (see Outbox).
 type Relay struct {
 	db      *mongo.Database
 	pub     Publisher

@@ -224,7 +224,7 @@ func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
 
 // ProveTags proves to repositories that Encryption, registered as itself,
 // enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds a Encryption, does not.
+// a type that embeds an Encryption, does not.
 func (e *Encryption) ProveTags(enforce.Token) (self any, tags []string) {
 	return e, []string{"encrypt"}
 }
