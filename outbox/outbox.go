@@ -28,9 +28,9 @@ var (
 	ErrUnsupported = errors.New("outbox: events cannot be stored by this operation")
 	// ErrNotStored: a Delete of a model, with events recorded, matched no
 	// document (it was deleted already), so the events were stored
-	// nowhere; they stay recorded. (Operations that return a count, such
-	// as UpdateOne and DeleteOne, return 0 instead, and the events stay
-	// recorded too.)
+	// nowhere; they stay recorded. (Operations that return a result with
+	// a count, such as UpdateOne and DeleteOne, return one that counts 0
+	// instead, and the events stay recorded too.)
 	ErrNotStored = errors.New("outbox: the write matched no document; its events are not stored")
 )
 
