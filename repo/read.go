@@ -154,8 +154,9 @@ func (r *Repository[T]) find(ctx context.Context, o *events.Operation, filter an
 }
 
 // Iter returns a cursor over the models that match filter (a nil filter
-// is refused; pass bson.D{} for every model). Events fire for each document as the cursor reads it, not for all
-// of them up front. Close it when done.
+// is refused; pass bson.D{} for every model). Events fire for each
+// document as the cursor reads it, not for all of them up front. Close it
+// when done.
 // With interceptors, the operation ends when Iter returns: what Next reads
 // later is not counted in it.
 func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...*options.FindOptions) (*Cursor[T], error) {

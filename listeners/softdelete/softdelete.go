@@ -69,15 +69,15 @@ func WithClock(now func() time.Time) Option {
 // policy (events.Policy), so switching events off does not switch it off,
 // and its Check verifies after all listeners that it still holds.
 //
-//   - Delete, DeleteOne, DeleteMany and FindOneAndDelete set the softdelete:"at" mark (and a
-//     softdelete:"by" field, from WithActor) on live documents instead
-//     of deleting; BeforeDelete and AfterDelete still fire, and the count is
-//     the number of documents marked.
+//   - Delete, DeleteOne, DeleteMany and FindOneAndDelete set the
+//     softdelete:"at" mark (and a softdelete:"by" field, from WithActor)
+//     on live documents instead of deleting; BeforeDelete and AfterDelete
+//     still fire, and the count is the number of documents marked.
 //   - Every filter and pipeline skips marked documents, unless the context
 //     is WithDeleted: reads, counts, Distinct, Aggregate, Watch (on the
-//     change's full document), updates and deletes. FindByID of a marked document gives repo.ErrNotFound. Save
-//     and Update of a model whose document is marked write nothing and
-//     give ErrDeleted (the write is guarded, see events.Event.Guards). An
+//     change's full document), updates and deletes. FindByID of a marked
+//     document gives repo.ErrNotFound. Save and Update of a model whose
+//     document is marked write nothing and give ErrDeleted (the write is guarded, see events.Event.Guards). An
 //     aggregate stage that reads another collection ($lookup, $graphLookup,
 //     $unionWith), which the condition cannot reach, is refused with
 //     events.ErrUnguardedQuery unless WithDeleted.
