@@ -50,7 +50,7 @@ func (p *encPlan) refuseInChangeStream(pipeline any) error {
 // for an error, or "".
 func (p *encPlan) readInChange(doc bson.Raw, depth int) string {
 	if depth > maxEncDepth {
-		return "nests deeper than 100 levels"
+		return fmt.Sprintf("nests deeper than %d levels", maxEncDepth)
 	}
 	elems, err := doc.Elements()
 	if err != nil {
