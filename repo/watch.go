@@ -155,12 +155,10 @@ func (s *ChangeStream[T]) Err() error {
 	return nil
 }
 
-// Close closes the stream.
-func (s *ChangeStream[T]) Close(ctx context.Context) error {
-	release(s.e)
-	s.e = nil
-	return s.cs.Close(ctx)
-}
+// Close closes the stream. Its event is not given back to the pool, as a
+// Cursor's is not: a Next still running in another goroutine would
+// publish to an event another operation had taken.
+func (s *ChangeStream[T]) Close(ctx context.Context) error { return s.cs.Close(ctx) }
 
 // change decodes the full document of the change event raw, after AfterLoad
 // and before AfterConvert, or returns the zero T when it has none.
