@@ -3,9 +3,13 @@ package outbox_test
 import (
 	"testing"
 
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // TestReplaceByFilterKeepsPending: ReplaceOne and FindOneAndReplace, like
@@ -33,4 +37,25 @@ func TestReplaceByFilterKeepsPending(t *testing.T) {
 	assert.Equal(t, append(first, second...), s.Box.Queue, "FindOneAndReplace keeps it and adds its own")
 	assert.Equal(t, "paid", s.Status)
 	assert.Empty(t, again.Recorded())
+}
+
+// TestFindOneAndReplaceUpsertBefore: a FindOneAndReplace upsert that
+// inserts the model, with the document before asked for, returns
+// ErrNotFound (nothing was before), not an error of the outbox's guard;
+// the document is stored with the events, and the recorder is emptied.
+func TestFindOneAndReplaceUpsertBefore(t *testing.T) {
+	orders, db := setup(t, nil)
+	id := primitive.NewObjectID()
+	o := &order{Status: "placed"}
+	o.SetID(id)
+	o.Record("order.placed", nil)
+	want := ids(o.Recorded())
+	_, err := orders.FindOneAndReplace(ctx, bson.M{"_id": id}, o,
+		options.FindOneAndReplace().SetUpsert(true).SetReturnDocument(options.Before))
+	require.ErrorIs(t, err, repo.ErrNotFound)
+	assert.NotErrorIs(t, err, outbox.ErrFull)
+	s := read(t, db, id)
+	assert.Equal(t, "placed", s.Status, "the document is stored")
+	assert.Equal(t, want, s.Box.Queue, "with its events")
+	assert.Empty(t, o.Recorded(), "which are no longer recorded")
 }
