@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
@@ -27,8 +28,8 @@ func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
 	var err error
 	switch e.Type {
 	case events.BeforeQuery:
-		if e.Op == events.OpAggregate {
-			ok, err = mql.LeadingMatchRequires(e.Pipeline, hidden)
+		if guard.Pipelined(e) {
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, hidden))
 		} else {
 			ok, err = mql.Requires(e.Filter, hidden)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/enforce"
+	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
@@ -66,9 +67,10 @@ func WithMaxPendingBytes(n int) Option { return func(o *Outbox) { o.maxBytes = i
 //     ErrFull and writes nothing: the limit is a condition of the write,
 //     checked by the server against the stored document.
 //   - Delete keeps the document as a tombstone, holding its events, that
-//     no read sees (filters and Aggregate pipelines get a condition, which
-//     Check verifies after every listener); a Relay delivers the events and
-//     then removes it. A soft delete stays a soft delete, with the events.
+//     no read sees (filters, and the pipelines of Aggregate and Watch, get
+//     a condition, which Check verifies after every listener); a Relay
+//     delivers the events and then removes it. A soft delete stays a
+//     soft delete, with the events.
 //   - Writes of many documents with events recorded, and updates that
 //     write Field, get ErrUnsupported.
 //
@@ -170,8 +172,8 @@ func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
 	switch e.Type {
 	case events.BeforeQuery:
 		var err error
-		if e.Op == events.OpAggregate {
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, hidden)
+		if guard.Pipelined(e) {
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, hidden))
 		} else {
 			e.Filter = mql.And(e.Filter, hidden)
 		}
