@@ -27,7 +27,7 @@ func Registry() *bsoncodec.Registry {
 	RegisterUUID(r)
 	registerRaw(r)
 	registerID(r)
-	RegisterStrict(r)
+	_ = RegisterStrict(r) // r has the driver's struct codec, so this cannot fail
 	return r
 }
 

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,16 +24,39 @@ import (
 // RegisterStrict makes r decode structs strictly: a key that matches a
 // field's BSON name only case-insensitively is skipped rather than decoded
 // into the field. Registry does it; call it on a registry given to
-// repo.WithRegistry that is not built from Registry.
-func RegisterStrict(r *bsoncodec.Registry) {
+// repo.WithRegistry that is not built from Registry, before anything
+// decodes with r (r caches the decoder of each type it has decoded). It
+// fails when r is nil or has no decoder for structs to wrap.
+func RegisterStrict(r *bsoncodec.Registry) error {
+	if r == nil {
+		return errors.New("model: RegisterStrict: nil registry")
+	}
 	next, err := r.LookupDecoder(reflect.TypeFor[struct{}]())
 	if err != nil {
-		return
+		return fmt.Errorf("model: RegisterStrict: the registry has no struct decoder to make strict: %w", err)
 	}
 	if _, ok := next.(strictDecoder); ok {
-		return
+		return nil
 	}
 	r.RegisterKindDecoder(reflect.Struct, strictDecoder{next})
+	return nil
+}
+
+// DecodesStrictly reports whether r decodes the struct type st strictly,
+// with the decoder RegisterStrict registers. It is false for a registry
+// RegisterStrict was not called on, for one that has st's decoder cached
+// from before the call, and for st with a decoder of its own. Like a
+// decode, it makes r cache st's decoder: call it once r is complete.
+func DecodesStrictly(r *bsoncodec.Registry, st reflect.Type) bool {
+	if r == nil || st == nil || st.Kind() != reflect.Struct {
+		return false
+	}
+	dec, err := r.LookupDecoder(st)
+	if err != nil {
+		return false
+	}
+	_, ok := dec.(strictDecoder)
+	return ok
 }
 
 // strictDecoder decodes a struct with next, the registry's struct codec,

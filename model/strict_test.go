@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kamva/mgm/v3"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 )
 
 type foldedInner struct {
@@ -57,4 +59,27 @@ func TestRegistryDecodesStrictly(t *testing.T) {
 	require.NoError(t, bsonio.Unmarshal(reg, doc, &m))
 	assert.Empty(t, m.Tenant)
 	assert.Empty(t, m.Untagged)
+}
+
+// TestRegisterStrictReports: RegisterStrict fails on a registry with no
+// struct decoder to wrap, and DecodesStrictly tells a registry it was
+// called on from one it was not, or was called on too late.
+func TestRegisterStrictReports(t *testing.T) {
+	require.Error(t, model.RegisterStrict(nil))
+	require.Error(t, model.RegisterStrict(bsoncodec.NewRegistryBuilder().Build()), "an empty registry")
+
+	st := reflect.TypeFor[folded]()
+	assert.False(t, model.DecodesStrictly(bson.NewRegistry(), st))
+	plain := bson.NewRegistry()
+	require.NoError(t, model.RegisterStrict(plain))
+	assert.True(t, model.DecodesStrictly(plain, st))
+	require.NoError(t, model.RegisterStrict(plain), "twice")
+	assert.True(t, model.DecodesStrictly(plain, st))
+
+	late := bson.NewRegistry()
+	_, err := late.LookupDecoder(st) // caches the struct codec for st
+	require.NoError(t, err)
+	require.NoError(t, model.RegisterStrict(late))
+	assert.False(t, model.DecodesStrictly(late, st), "st's decoder was cached before")
+	assert.True(t, model.DecodesStrictly(model.Registry(), st))
 }

@@ -130,9 +130,11 @@ func WithDatabase(db *mongo.Database) Option { return func(c *config) { c.db = d
 
 // WithRegistry encodes and decodes models and filters with r instead of
 // model.Registry() (the driver's defaults plus UUIDs as subtype 4, and
-// structs decoded strictly). A registry not built from model.Registry()
-// should have model.RegisterStrict called on it: otherwise a stored key
-// such as "Tenant" decodes into the field stored as "tenant".
+// structs decoded strictly). New refuses r (ErrInvalidArgument) unless it
+// decodes the model's struct strictly: build r from model.Registry(), or
+// call model.RegisterStrict on it before anything decodes with it;
+// otherwise a stored key such as "Tenant" would decode into the field
+// stored as "tenant".
 func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.registry = r } }
 
 // WithoutEvents makes the repository publish events only to policies
@@ -204,6 +206,8 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	}
 	if c.registry == nil {
 		c.registry = defaultRegistry
+	} else if err := checkStrict(c.registry, s); err != nil {
+		return nil, err
 	}
 	// The collection encodes with the repository's registry, so that what
 	// the driver encodes (a model, a filter) matches what we encode.

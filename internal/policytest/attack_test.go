@@ -16,6 +16,7 @@ import (
 	"github.com/mgmevents/mgmevents/listeners"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
+	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -159,6 +160,7 @@ func TestDefendRegistryDifferential(t *testing.T) {
 	// A registry that writes PatchDTO by its json names, as a registry with
 	// JSON struct tags would: its Org field goes out as "tenant".
 	reg := bson.NewRegistry()
+	require.NoError(t, model.RegisterStrict(reg)) // repo.New refuses it otherwise
 	reg.RegisterTypeEncoder(reflect.TypeFor[PatchDTO](), bsoncodec.ValueEncoderFunc(
 		func(_ bsoncodec.EncodeContext, vw bsonrw.ValueWriter, v reflect.Value) error {
 			p := v.Interface().(PatchDTO)
