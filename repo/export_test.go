@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // The bodies of Insert and FindOne, without the check for interceptors,
@@ -34,4 +35,22 @@ func (r *Repository[T]) WatchChanges(ctx context.Context, pipeline any, changes 
 		out = append(out, m)
 	}
 	return sent, out, nil
+}
+
+// StreamWithout returns a ChangeStream after what Watch publishes, over the
+// driver's zero stream, which has no changes and which Close closes at
+// once: for tests on a server without change streams.
+func (r *Repository[T]) StreamWithout(ctx context.Context, pipeline any) (*ChangeStream[T], error) {
+	e, _, err := r.watchQuery(ctx, pipeline, nil)
+	if err != nil {
+		return nil, r.wrap("Watch", err)
+	}
+	return &ChangeStream[T]{r: r, cs: &mongo.ChangeStream{}, e: e}, nil
+}
+
+// NextOf runs what Next runs for the change event raw once the driver has
+// read it.
+func (s *ChangeStream[T]) NextOf(ctx context.Context, raw bson.Raw) bool {
+	s.m, s.err = s.r.change(ctx, s.e, raw)
+	return s.err == nil
 }
