@@ -59,3 +59,27 @@ func TestFindOneAndReplaceUpsertBefore(t *testing.T) {
 	assert.Equal(t, want, s.Box.Queue, "with its events")
 	assert.Empty(t, o.Recorded(), "which are no longer recorded")
 }
+
+// TestReplaceUpsertIDFails: when an upsert by ReplaceOne or
+// FindOneAndReplace inserted the model but cannot give it the document's
+// _id (a string, where the model holds an ObjectID), the error says so,
+// and the events, stored with the document, are no longer recorded.
+func TestReplaceUpsertIDFails(t *testing.T) {
+	orders, db := setup(t, nil)
+	o := &order{Status: "placed"}
+	o.Record("order.placed", nil)
+	want := ids(o.Recorded())
+	_, err := orders.ReplaceOne(ctx, bson.M{"_id": "by-replace"}, o, options.Replace().SetUpsert(true))
+	require.ErrorContains(t, err, "the document was written")
+	assert.Equal(t, want, read(t, db, "by-replace").Box.Queue, "stored with its events")
+	assert.Empty(t, o.Recorded(), "which are no longer recorded")
+
+	o = &order{Status: "placed"}
+	o.Record("order.placed", nil)
+	want = ids(o.Recorded())
+	_, err = orders.FindOneAndReplace(ctx, bson.M{"_id": "by-find"}, o,
+		options.FindOneAndReplace().SetUpsert(true).SetReturnDocument(options.After))
+	require.ErrorContains(t, err, "the document was written")
+	assert.Equal(t, want, read(t, db, "by-find").Box.Queue, "stored with its events")
+	assert.Empty(t, o.Recorded(), "which are no longer recorded")
+}

@@ -77,7 +77,7 @@ func (r *Repository[T]) replaceOne(ctx context.Context, o *events.Operation, fil
 	}
 	if res.UpsertedID != nil {
 		if err := rep.upserted(res.UpsertedID); err != nil {
-			return res, r.wrap(method, err)
+			return res, r.unidentified(ctx, rep, method, err)
 		}
 	}
 	return res, r.afterReplace(ctx, rep, method, res)
@@ -151,7 +151,7 @@ func (r *Repository[T]) findOneAndReplace(ctx context.Context, o *events.Operati
 	}
 	if id, lerr := raw.LookupErr("_id"); lerr == nil && rep.upsert {
 		if err := rep.upserted(id); err != nil {
-			return zero, r.wrap(method, err)
+			return zero, r.unidentified(ctx, rep, method, err)
 		}
 	}
 	if err := r.afterReplace(ctx, rep, method, res); err != nil {
@@ -263,6 +263,15 @@ func (r *Repository[T]) afterReplace(ctx context.Context, rep *replacing[T], met
 		return r.wrap(method, fmt.Errorf("model hook after the write: %w", err))
 	}
 	return nil
+}
+
+// unidentified returns err, the failure to give the model the _id of the
+// document an upsert inserted, joined with what AfterSave's listeners
+// return: the write is done, so they learn of it (the outbox empties the
+// recorder whose events it stored), as after InsertMany's written models
+// (savedPrefix). mgm's Updated and Saved hooks do not run.
+func (r *Repository[T]) unidentified(ctx context.Context, rep *replacing[T], method string, err error) error {
+	return errors.Join(r.wrap(method, err), r.publish(ctx, rep.e, events.AfterSave))
 }
 
 // updateOptions turns ReplaceOne's options into those of the UpdateOne
