@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 )
 
@@ -54,6 +55,10 @@ type Operation struct {
 //
 // next runs the operation at most once: a second call, by any interceptor
 // of the chain, returns an error wrapping ErrNextAgain and runs nothing.
+// An interceptor may call next on another goroutine: when the outermost
+// interceptor returns while the operation runs, Intercept waits for it;
+// a next called after the outermost interceptor returned runs nothing and
+// returns an error, and the operation fails for not having run.
 //
 // An interceptor may fail an operation, before or after next, by
 // returning an error, which the repository returns as is. It cannot hide
@@ -118,14 +123,15 @@ func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Con
 	}
 	c := &chainCall{o: o, chain: chain, next: next, caller: ctx}
 	err := c.call(ctx, 0)
+	state, opErr := c.finish()
 	switch {
 	case err != nil:
 		return err
-	case !c.ran:
+	case state == closed:
 		return fmt.Errorf("events: interceptor %T returned without running %s of %v in collection %q, and without an error",
-			c.chain[c.reached-1].l, o.Method, o.ModelType, o.Collection)
+			c.chain[c.reached.Load()-1].l, o.Method, o.ModelType, o.Collection)
 	}
-	return c.err // an interceptor cannot hide the operation's failure
+	return opErr // an interceptor cannot hide the operation's failure
 }
 
 func (b *Bus) load() *lists {
@@ -135,17 +141,27 @@ func (b *Bus) load() *lists {
 	return b.regs.Load()
 }
 
-// chainCall is one run of an operation through its interceptors.
+// The states of a chainCall's operation.
+const (
+	idle    = iota // next not called yet
+	running        // the operation itself is running: a panic is its own
+	done           // the operation has returned
+	closed         // the chain returned without running it: it never runs
+)
+
+// chainCall is one run of an operation through its interceptors. An
+// interceptor may call next on another goroutine: mu guards state and
+// err, and Intercept waits (wg) for an operation such a next started.
 type chainCall struct {
 	o       *Operation
 	chain   []*registration
 	next    func(context.Context) error
 	caller  context.Context // as the repository method was called
-	reached int             // interceptors entered
-	running bool            // the operation itself is running: a panic is its own
-	ran     bool
-	once    atomic.Bool // the operation has started: next runs it once
-	err     error       // the operation's
+	reached atomic.Int32    // interceptors entered
+	mu      sync.Mutex
+	state   int
+	err     error // the operation's
+	wg      sync.WaitGroup
 }
 
 func (c *chainCall) call(ctx context.Context, i int) error {
@@ -156,17 +172,62 @@ func (c *chainCall) call(ctx context.Context, i int) error {
 		ctx = guard(ctx, c.caller) // the caller keys stay the caller's
 	}
 	if i == len(c.chain) {
-		if !c.once.CompareAndSwap(false, true) {
-			return fmt.Errorf("events: interceptor %T called next again for %s of %v in collection %q, which ran once: %w",
-				c.chain[i-1].l, c.o.Method, c.o.ModelType, c.o.Collection, ErrNextAgain)
-		}
-		c.ran, c.running = true, true
-		c.err = c.next(ctx)
-		c.running = false
-		return c.err
+		return c.run(ctx, c.chain[i-1].l)
 	}
-	c.reached = i + 1
+	c.reached.Store(int32(i + 1))
 	return c.intercept(ctx, i)
+}
+
+// run runs the operation, called by interceptor l's next, unless it has
+// run or the chain has returned.
+func (c *chainCall) run(ctx context.Context, l Listener) error {
+	c.mu.Lock()
+	state := c.state
+	if state == idle {
+		c.state = running
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	switch state {
+	case closed:
+		return fmt.Errorf("events: interceptor %T called next for %s of %v in collection %q after the interceptors returned: it does not run",
+			l, c.o.Method, c.o.ModelType, c.o.Collection)
+	case running, done:
+		return fmt.Errorf("events: interceptor %T called next again for %s of %v in collection %q, which ran once: %w",
+			l, c.o.Method, c.o.ModelType, c.o.Collection, ErrNextAgain)
+	}
+	err := c.next(ctx) // a panic leaves the state running (see intercept)
+	c.mu.Lock()
+	c.err, c.state = err, done
+	c.mu.Unlock()
+	c.wg.Done()
+	return err
+}
+
+// finish ends the chain once its interceptors have returned: an operation
+// not started never runs, and one running, on a goroutine an interceptor
+// left behind, is waited for. It returns the final state and the
+// operation's error.
+func (c *chainCall) finish() (int, error) {
+	c.mu.Lock()
+	if c.state == idle {
+		c.state = closed
+	}
+	state := c.state
+	c.mu.Unlock()
+	if state == running {
+		c.wg.Wait()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state, c.err
+}
+
+// isRunning reports whether the operation is running.
+func (c *chainCall) isRunning() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == running
 }
 
 // intercept runs interceptor i, turning its panic, but not one of the
@@ -175,7 +236,7 @@ func (c *chainCall) intercept(ctx context.Context, i int) (err error) {
 	r := c.chain[i]
 	defer func() {
 		if v := recover(); v != nil {
-			if c.running {
+			if c.isRunning() {
 				panic(v)
 			}
 			err = fmt.Errorf("events: interceptor %T of %s: %w", r.l, c.o.Method, newPanicError(v))
