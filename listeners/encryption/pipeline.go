@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
@@ -381,13 +380,3 @@ func (p *encPlan) checkGeoNear(stage bson.Raw) error {
 // on fields that the encryption neither rewrites nor checks, so they are
 // refused on a model with encrypted fields.
 var searchStages = []string{"$search", "$searchMeta", "$vectorSearch"}
-
-// refuseCollation refuses a collation other than "simple" on a query that
-// compares an encrypted field: under it MongoDB would match values (such
-// as "A@X" and "a@x") whose blind indexes differ.
-func (p *encPlan) refuseCollation(e *events.Event) error {
-	if e.Collation == nil || e.Collation.Locale == "simple" {
-		return nil
-	}
-	return fmt.Errorf("encryption: collation %q on a query that compares an encrypted field: blind indexes compare bytes: %w", e.Collation.Locale, ErrEncryptedField)
-}

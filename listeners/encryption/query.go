@@ -92,4 +92,14 @@ func (p *encPlan) checkSort(sort any) error {
 	return nil
 }
 
+// refuseCollation refuses a collation other than "simple" on a query that
+// compares an encrypted field: under it MongoDB would match values (such
+// as "A@X" and "a@x") whose blind indexes differ.
+func (p *encPlan) refuseCollation(e *events.Event) error {
+	if e.Collation == nil || e.Collation.Locale == "simple" {
+		return nil
+	}
+	return fmt.Errorf("encryption: collation %q on a query that compares an encrypted field: blind indexes compare bytes: %w", e.Collation.Locale, ErrEncryptedField)
+}
+
 const maxEncDepth = 100
