@@ -66,7 +66,7 @@ func TestRegistryDecodesStrictly(t *testing.T) {
 // called on from one it was not, or was called on too late.
 func TestRegisterStrictReports(t *testing.T) {
 	require.Error(t, model.RegisterStrict(nil))
-	require.Error(t, model.RegisterStrict(bsoncodec.NewRegistryBuilder().Build()), "an empty registry")
+	require.Error(t, model.RegisterStrict(bsoncodec.NewRegistry()), "an empty registry")
 
 	st := reflect.TypeFor[folded]()
 	assert.False(t, model.DecodesStrictly(bson.NewRegistry(), st))
