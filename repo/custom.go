@@ -19,7 +19,7 @@ import (
 func refuseAggregateCustom(opts []*options.AggregateOptions) error {
 	for i, o := range opts {
 		if o != nil {
-			if err := refuseRaw("Aggregate", i, "Custom", o.Custom); err != nil {
+			if err := refuseRaw(i, "Custom", o.Custom); err != nil {
 				return err
 			}
 		}
@@ -34,10 +34,10 @@ func refuseChangeStreamCustom(opts []*options.ChangeStreamOptions) error {
 		if o == nil {
 			continue
 		}
-		if err := refuseRaw("Watch", i, "Custom", o.Custom); err != nil {
+		if err := refuseRaw(i, "Custom", o.Custom); err != nil {
 			return err
 		}
-		if err := refuseRaw("Watch", i, "CustomPipeline", o.CustomPipeline); err != nil {
+		if err := refuseRaw(i, "CustomPipeline", o.CustomPipeline); err != nil {
 			return err
 		}
 	}
@@ -45,10 +45,11 @@ func refuseChangeStreamCustom(opts []*options.ChangeStreamOptions) error {
 }
 
 // refuseRaw refuses the raw fields m, named name, of the options at index
-// i of method, when set (an empty map counts: the caller asked for it).
-func refuseRaw(method string, i int, name string, m bson.M) error {
+// i, when set (an empty map counts: the caller asked for it). The caller
+// wraps the error with its method's name.
+func refuseRaw(i int, name string, m bson.M) error {
 	if m == nil {
 		return nil
 	}
-	return fmt.Errorf("%s refuses options %d: %s sets raw command fields (%d), which no policy can check; use the typed options: %w", method, i, name, len(m), ErrInvalidArgument)
+	return fmt.Errorf("options %d: %s sets raw command fields (%d), which no policy can check; use the typed options: %w", i, name, len(m), ErrInvalidArgument)
 }

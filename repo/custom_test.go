@@ -60,16 +60,16 @@ func TestAggregateAndWatchRefuseCustomOptions(t *testing.T) {
 			var out []bson.M
 			err := memos.Aggregate(c.ctx, nil, &out, options.Aggregate(), options.Aggregate().SetCustom(custom))
 			assert.ErrorIs(t, err, repo.ErrInvalidArgument, "%s %s", c.name, name)
-			assert.ErrorContains(t, err, "Aggregate refuses options 1: Custom", "%s %s", c.name, name)
+			assert.ErrorContains(t, err, ": Aggregate: options 1: Custom", "%s %s", c.name, name)
 			err = plains.Aggregate(c.ctx, nil, &out, options.Aggregate().SetCustom(custom))
 			assert.ErrorIs(t, err, repo.ErrInvalidArgument, "plain %s %s", c.name, name)
 
 			_, err = memos.Watch(c.ctx, nil, options.ChangeStream().SetCustom(custom))
 			assert.ErrorIs(t, err, repo.ErrInvalidArgument, "%s %s", c.name, name)
-			assert.ErrorContains(t, err, "Watch refuses options 0: Custom", "%s %s", c.name, name)
+			assert.ErrorContains(t, err, ": Watch: options 0: Custom", "%s %s", c.name, name)
 			_, err = memos.Watch(c.ctx, nil, options.ChangeStream().SetCustomPipeline(custom))
 			assert.ErrorIs(t, err, repo.ErrInvalidArgument, "%s %s", c.name, name)
-			assert.ErrorContains(t, err, "Watch refuses options 0: CustomPipeline", "%s %s", c.name, name)
+			assert.ErrorContains(t, err, ": Watch: options 0: CustomPipeline", "%s %s", c.name, name)
 			_, err = plains.Watch(c.ctx, nil, options.ChangeStream().SetCustomPipeline(custom))
 			assert.ErrorIs(t, err, repo.ErrInvalidArgument, "plain %s %s", c.name, name)
 		}
