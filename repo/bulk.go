@@ -71,19 +71,19 @@ func (r *Repository[T]) bulkWrite(ctx context.Context, o *events.Operation, mode
 		err = fmt.Errorf("models[%d] (%T): %w", i, wm, err)
 		if ordered {
 			r.bulkDone(o, res)
-			return res, fmt.Errorf("repo %s: %s: %w; models[:%d] were written", r.coll.Name(), method, err, i)
+			return res, r.wrap(method, fmt.Errorf("%w; models[:%d] were written", err, i))
 		}
 		failed = append(failed, err)
 	}
 	r.bulkDone(o, res)
 	if len(failed) > 0 {
-		return res, fmt.Errorf("repo %s: %s: %d of %d write models failed: %w", r.coll.Name(), method, len(failed), len(models), errors.Join(failed...))
+		return res, r.wrap(method, fmt.Errorf("%d of %d write models failed: %w", len(failed), len(models), errors.Join(failed...)))
 	}
 	return res, nil
 }
 
-// bulkOne runs write model wm, the i-th, as its single twin, and adds its
-// result to res.
+// bulkOne runs write model wm, the i-th, which bulkCheck accepted, as its
+// single twin, and adds its result to res.
 func (r *Repository[T]) bulkOne(ctx context.Context, wm mongo.WriteModel, i int, res *mongo.BulkWriteResult) error {
 	switch w := wm.(type) {
 	case *mongo.InsertOneModel:
@@ -110,15 +110,9 @@ func (r *Repository[T]) bulkOne(ctx context.Context, wm mongo.WriteModel, i int,
 		o := options.Replace()
 		o.Collation, o.Upsert, o.Hint = w.Collation, w.Upsert, w.Hint
 		return addUpdate(res, i)(r.replaceOne(ctx, nil, w.Filter, m, []*options.ReplaceOptions{o}))
-	case *mongo.DeleteOneModel:
-		if w.Collation != nil || w.Hint != nil {
-			return errDeleteOptions
-		}
+	case *mongo.DeleteOneModel: // bulkCheck refused its Collation and Hint
 		return addDelete(res)(r.deleteOne(ctx, nil, w.Filter))
 	case *mongo.DeleteManyModel:
-		if w.Collation != nil || w.Hint != nil {
-			return errDeleteOptions
-		}
 		return addDelete(res)(r.deleteMany(ctx, nil, w.Filter))
 	}
 	return fmt.Errorf("not a write model BulkWrite knows: %w", ErrInvalidArgument)
