@@ -121,11 +121,15 @@ func (env *benchEnv) rawDoc() *User {
 	return &User{UserID: uuid.NewString(), LongID: env.seq.Add(1), UserName: "bench"}
 }
 
-// rawCollection returns a collection with the unique index AutoKeys makes
-// on longId, so that both sides write to the same kind of table.
+// rawCollection returns a collection with the unique indexes AutoKeys
+// makes on longId and userId, so that both sides write to the same kind of
+// table.
 func (env *benchEnv) rawCollection(name string) (*mongo.Collection, error) {
 	coll := env.db.Collection(name)
-	_, err := coll.Indexes().CreateOne(env.ctx, mongo.IndexModel{Keys: bson.D{{Key: "longId", Value: 1}}, Options: options.Index().SetUnique(true)})
+	_, err := coll.Indexes().CreateMany(env.ctx, []mongo.IndexModel{
+		{Keys: bson.D{{Key: "longId", Value: 1}}, Options: options.Index().SetUnique(true)},
+		{Keys: bson.D{{Key: "userId", Value: 1}}, Options: options.Index().SetUnique(true)},
+	})
 	return coll, err
 }
 
