@@ -72,12 +72,21 @@ func (d strictDecoder) DecodeValue(dc bsoncodec.DecodeContext, vr bsonrw.ValueRe
 	if len(names) == 0 {
 		return d.next.DecodeValue(dc, vr, v)
 	}
-	return d.next.DecodeValue(dc, &strictReader{ValueReader: vr, names: names}, v)
+	r := strictReaders.Get().(*strictReader)
+	r.ValueReader, r.names = vr, names
+	err := d.next.DecodeValue(dc, r, v)
+	*r = strictReader{} // holds nothing of this decode
+	strictReaders.Put(r)
+	return err
 }
+
+// strictReaders holds the readers of finished decodes, so that decoding a
+// document allocates none.
+var strictReaders = sync.Pool{New: func() any { return new(strictReader) }}
 
 // strictReader is a value reader whose document reader skips the keys
 // that match a name in names only case-insensitively. It is both the
-// value reader and the document reader, so a decode allocates it alone.
+// value reader and the document reader, and comes from strictReaders.
 type strictReader struct {
 	bsonrw.ValueReader
 	dr    bsonrw.DocumentReader

@@ -83,3 +83,27 @@ func TestRegisterStrictReports(t *testing.T) {
 	assert.False(t, model.DecodesStrictly(late, st), "st's decoder was cached before")
 	assert.True(t, model.DecodesStrictly(model.Registry(), st))
 }
+
+// TestStrictDecodeAllocatesNoMore: decoding strictly allocates no more
+// than the driver's own struct decoding of the same document (the reader
+// that skips folded keys comes from a pool).
+func TestStrictDecodeAllocatesNoMore(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what allocates; this runs without it")
+	}
+	doc, err := bson.Marshal(bson.D{{Key: "tenant", Value: "acme"}, {Key: "no", Value: int64(7)}, {Key: "inner", Value: bson.D{{Key: "key", Value: "k"}}}})
+	require.NoError(t, err)
+	strict, plain := model.Registry(), bson.NewRegistry()
+	decode := func(reg *bsoncodec.Registry) func() {
+		return func() {
+			var m folded
+			if err := bsonio.Unmarshal(reg, doc, &m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	decode(strict)()
+	decode(plain)()
+	s, p := testing.AllocsPerRun(200, decode(strict)), testing.AllocsPerRun(200, decode(plain))
+	assert.LessOrEqual(t, s, p, "strict decoding allocates %v, the driver's %v", s, p)
+}
