@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
@@ -105,12 +106,12 @@ func encode(reg *bsoncodec.Registry, evs []Recorded) (batch, error) {
 	return b, nil
 }
 
-// fits checks the batch against the limits on its own, before any
-// stored event counts.
-func (o *Outbox) fits(b batch, what string) error {
+// fits checks the batch of e's write against the limits on its own,
+// before any stored event counts; only a refusal formats e.
+func (o *Outbox) fits(b batch, e *events.Event) error {
 	if len(b.ids) > o.maxEvents || b.bytes > o.maxBytes {
-		return fmt.Errorf("%w: %s records %d events of %d bytes, more than one document holds (at most %d events, %d bytes)",
-			ErrFull, what, len(b.ids), b.bytes, o.maxEvents, o.maxBytes)
+		return fmt.Errorf("%w: %v %v %v records %d events of %d bytes, more than one document holds (at most %d events, %d bytes)",
+			ErrFull, e.Op, e.ModelType, idOf(e), len(b.ids), b.bytes, o.maxEvents, o.maxBytes)
 	}
 	return nil
 }

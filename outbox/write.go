@@ -49,7 +49,7 @@ func (o *Outbox) batch(ctx context.Context, e *events.Event, evs []Recorded) (ba
 	if err != nil {
 		return batch{}, fmt.Errorf("outbox: %v: %w", e.ModelType, err)
 	}
-	if err := o.fits(b, fmt.Sprintf("%v %v %v", e.Op, e.ModelType, idOf(e))); err != nil {
+	if err := o.fits(b, e); err != nil {
 		return batch{}, err
 	}
 	return b, o.register(ctx, e)
