@@ -113,11 +113,17 @@ func (d headDoc) mark(name string) (mark, headKind, error) {
 }
 
 // chainHead returns the head to build the next version on, taking the
-// sequence over first (see adopt) unless the head says that is done.
-func (st *claimStore) chainHead(ctx context.Context, s *Sequence) (mark, error) {
+// sequence over first (see adopt) unless the head says that is done. r
+// counts the calling operation's losses to the Atomic strategy.
+func (st *claimStore) chainHead(ctx context.Context, s *Sequence, r *rivalry) (mark, error) {
 	h, kind, err := st.head(ctx, s)
 	if err != nil || kind == gated || (kind == ungated && s.adopted.Load()) {
 		return h, err
+	}
+	if kind == sealed {
+		if err := r.lost(ctx); err != nil {
+			return mark{}, err
+		}
 	}
 	return st.adopt(ctx, s, h, kind)
 }
@@ -206,10 +212,11 @@ func ignoreDup(err error) error {
 
 func (st *claimStore) reserve(ctx context.Context, s *Sequence, own mark, n int64) (mark, error) {
 	h := own
+	var r rivalry
 	if own.ver == 0 {
 		// No claim of our own yet: start from the head.
 		var err error
-		if h, err = st.chainHead(ctx, s); err != nil {
+		if h, err = st.chainHead(ctx, s, &r); err != nil {
 			return mark{}, err
 		}
 	}
@@ -222,7 +229,7 @@ func (st *claimStore) reserve(ctx context.Context, s *Sequence, own mark, n int6
 		if ok || err != nil {
 			return m, err
 		}
-		if h, err = st.chainHead(ctx, s); err != nil {
+		if h, err = st.chainHead(ctx, s, &r); err != nil {
 			return mark{}, err
 		}
 	}
@@ -246,8 +253,9 @@ func (st *claimStore) current(ctx context.Context, s *Sequence) (int64, error) {
 }
 
 func (st *claimStore) advance(ctx context.Context, s *Sequence, past int64, force bool) (mark, error) {
+	var r rivalry
 	for range maxAttempts {
-		h, err := st.chainHead(ctx, s)
+		h, err := st.chainHead(ctx, s, &r)
 		if err != nil {
 			return mark{}, err
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -151,6 +153,29 @@ func (st *claimStore) fence(ctx context.Context, s *Sequence, seq int64) (int64,
 	return h, nil
 }
 
+// rivalry counts how often one call found the sequence taken by the other
+// strategy. Processes of both strategies on one sequence can take it from
+// each other in lockstep, each losing it before it hands out a number;
+// from the second loss on, lost waits a random pause, up to 2^(n-1) ms and
+// at most 100 ms, so that they fall out of step.
+type rivalry int
+
+func (r *rivalry) lost(ctx context.Context) error {
+	*r++
+	if *r < 2 {
+		return nil
+	}
+	d := time.Duration(rand.Int64N(int64(min(time.Millisecond<<min(*r-1, 7), 100*time.Millisecond))))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // gateOpen is the condition every Atomic write filters on.
 var gateOpen = bson.E{Key: "gate", Value: bson.D{{Key: "$exists", Value: false}}}
 
@@ -160,7 +185,8 @@ func (st *atomicStore) check(ctx context.Context, s *Sequence) error {
 	if s.checked.Load() {
 		return nil
 	}
-	if err := st.takeover(ctx, s, false); err != nil {
+	var r rivalry
+	if err := st.takeover(ctx, s, false, &r); err != nil {
 		return fmt.Errorf("counter %q: taking the sequence over from the Claim strategy: %w", s.name, err)
 	}
 	s.checked.Store(true)
@@ -170,7 +196,8 @@ func (st *atomicStore) check(ctx context.Context, s *Sequence) error {
 // takeover seals the claim chain and opens the gate past the seal. Without
 // shut (the first check), a sequence with no claims is left as it is;
 // with it (an Atomic write found the gate closed), it is sealed even so.
-func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool) error {
+// r counts the losses of the calling operation.
+func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool, r *rivalry) error {
 	a := st.a
 	cs := &claimStore{a: a}
 	reseal := false // the gate stayed closed after a seal: settle a newer one
@@ -209,7 +236,11 @@ func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool) err
 				return err
 			}
 			if !ok {
-				continue // a Claim writer settled it first: seal after it
+				// A Claim writer settled it first: seal after it.
+				if err := r.lost(ctx); err != nil {
+					return err
+				}
+				continue
 			}
 			a.cfg.logger.Warn("sequence: the Atomic strategy takes over a sequence numbered with claims",
 				"sequence", s.name, "from", h.end, "version", seal)
@@ -220,6 +251,9 @@ func (st *atomicStore) takeover(ctx context.Context, s *Sequence, shut bool) err
 			return err
 		}
 		reseal = true
+		if err := r.lost(ctx); err != nil {
+			return err
+		}
 	}
 	return fmt.Errorf("the Claim strategy kept it after %d attempts", maxAttempts)
 }

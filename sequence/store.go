@@ -61,6 +61,7 @@ func (st *atomicStore) reserve(ctx context.Context, s *Sequence, _ mark, n int64
 func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, error) {
 	a := st.a
 	missed := false // the counter was there, but with the gate closed
+	var r rivalry
 	for range maxAttempts {
 		var doc counterDoc
 		s.roundTrips.Add(1)
@@ -78,7 +79,7 @@ func (st *atomicStore) inc(ctx context.Context, s *Sequence, n int64) (mark, err
 		}
 		if missed {
 			// A Claim process took the sequence over: take it back.
-			if err := st.takeover(ctx, s, true); err != nil {
+			if err := st.takeover(ctx, s, true, &r); err != nil {
 				return mark{}, fmt.Errorf("counter %q: taking the sequence back from the Claim strategy: %w", s.name, err)
 			}
 			missed = false
@@ -133,6 +134,7 @@ func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, for
 		op = "$set"
 	}
 	missed := false
+	var r rivalry
 	for range maxAttempts {
 		var doc counterDoc
 		s.roundTrips.Add(1)
@@ -146,7 +148,7 @@ func (st *atomicStore) advance(ctx context.Context, s *Sequence, past int64, for
 		}
 		// A racing creator, once; twice, the gate is closed.
 		if missed {
-			if err := st.takeover(ctx, s, true); err != nil {
+			if err := st.takeover(ctx, s, true, &r); err != nil {
 				return mark{}, fmt.Errorf("counter %q: taking the sequence back from the Claim strategy: %w", s.name, err)
 			}
 		}
