@@ -2,12 +2,11 @@ package serverinfo
 
 import (
 	"reflect"
-	"sync"
 
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-var single sync.Map // *mongo.Client -> bool
+var single clientCache
 
 // OneConnection reports whether client opens at most one connection to
 // each server (maxPoolSize 1), so that the server runs its commands one at
@@ -17,11 +16,14 @@ var single sync.Map // *mongo.Client -> bool
 // from the driver's topology (mongo-driver 1.17); when that cannot be
 // read, it reports false. The answer is cached per client.
 func OneConnection(client *mongo.Client) bool {
-	if v, ok := single.Load(client); ok {
-		return v.(bool)
+	if client == nil {
+		return false
+	}
+	if v, ok := single.load(client); ok {
+		return v
 	}
 	one := poolSizes(client) == 1
-	single.Store(client, one)
+	single.store(client, one)
 	return one
 }
 

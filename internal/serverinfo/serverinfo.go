@@ -5,13 +5,12 @@ package serverinfo
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-var cache sync.Map // *mongo.Client -> bool
+var atomicCache clientCache
 
 // AtomicWrites reports whether the server applies a filtered write (a
 // findAndModify, or an update filtered on a version) atomically across
@@ -19,14 +18,14 @@ var cache sync.Map // *mongo.Client -> bool
 // ferretdbVersion field of buildInfo, does not. The answer is cached per
 // client.
 func AtomicWrites(ctx context.Context, db *mongo.Database) (bool, error) {
-	if v, ok := cache.Load(db.Client()); ok {
-		return v.(bool), nil
+	if v, ok := atomicCache.load(db.Client()); ok {
+		return v, nil
 	}
 	var info bson.M
 	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
 		return false, fmt.Errorf("asking the server with buildInfo: %w", err)
 	}
 	_, ferret := info["ferretdbVersion"]
-	cache.Store(db.Client(), !ferret)
+	atomicCache.store(db.Client(), !ferret)
 	return !ferret, nil
 }
