@@ -486,11 +486,15 @@ func (m *memo) GetID() any                    { return m.ID }
 func (m *memo) SetID(id any)                  { m.ID = id }
 
 func TestDriverGeneratedIDs(t *testing.T) {
-	_, notes, db := setup[*note](t, nil)
+	var j journal
+	_, notes, db := setup[*note](t, &j)
 	n := &note{Text: "a"}
 	err := notes.Insert(ctx, n)
 	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(primitive.ObjectID) panicked")
 	assert.Equal(t, int64(1), count(t, db, "notes", nil), "the error says it was written, and it was")
+	// The write is done, so AfterSave's listeners learn of it (the outbox
+	// empties the recorder whose events it stored).
+	assert.Equal(t, []string{"BeforeConvert", "BeforeSave", "AfterSave"}, j.lines)
 
 	_, memos, db2 := setup[*memo](t, nil)
 	ms := []*memo{{Text: "x"}, {Text: "y"}}

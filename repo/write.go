@@ -109,7 +109,14 @@ func (r *Repository[T]) writeOne(ctx context.Context, o *events.Operation, m T, 
 			break
 		}
 		if isWritten(err) {
-			return r.wrap(method, err) // stored: keep the model as written
+			// Stored: keep the model as written, and tell AfterSave's
+			// listeners (the outbox empties the recorder whose events it
+			// stored), as unidentified does for a replace. mgm's hooks
+			// after the write do not run.
+			if o != nil && op == events.OpInsert {
+				o.Inserted = 1
+			}
+			return errors.Join(r.wrap(method, err), r.publish(ctx, e, events.AfterSave))
 		}
 		retry, err := r.retryable(ctx, e, err, attempt)
 		resetAuto(r.schema, mv, zero) // keys given for this attempt were not stored
