@@ -503,3 +503,42 @@ func TestDriverGeneratedIDs(t *testing.T) {
 	assert.NotEqual(t, ms[0].ID, ms[1].ID)
 	assert.Equal(t, int64(1), count(t, db2, "memos", bson.M{"_id": ms[1].ID, "text": "y"}))
 }
+
+// parcel is written by TestNestedWrittenError, whose BeforeSave listener
+// inserts a note.
+type parcel struct {
+	mgm.DefaultModel `bson:",inline"`
+	Text             string `bson:"text"`
+}
+
+// TestNestedWrittenError: a BeforeSave listener inserts a note through
+// another repository (an audit trail, say); the note is stored but its
+// SetID panics, and the listener passes that error on. The parcel is not
+// written, so no AfterSave is published for it, and its generated ID is
+// taken back: an error that says "written" speaks for the write that
+// returned it, not for the operation that receives it.
+func TestNestedWrittenError(t *testing.T) {
+	bus := events.NewBus()
+	db := srv.Database(t)
+	notes, err := repo.New[*note](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	parcels, err := repo.New[*parcel](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	var after []string
+	bus.Register(events.TypedFunc(func(ctx context.Context, e *events.Event, _ *parcel) error {
+		switch e.Type {
+		case events.BeforeSave:
+			return notes.Insert(ctx, &note{Text: "side"}) // stored, but SetID panics
+		case events.AfterSave:
+			after = append(after, e.Type.String())
+		}
+		return nil
+	}))
+	p := &parcel{Text: "outer"}
+	err = parcels.Insert(ctx, p)
+	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(primitive.ObjectID) panicked")
+	assert.Equal(t, int64(1), count(t, db, "notes", nil), "the note was written")
+	assert.Equal(t, int64(0), count(t, db, "parcels", nil), "the parcel was not")
+	assert.Empty(t, after, "AfterSave for a parcel that was never written")
+	assert.True(t, p.ID.IsZero(), "the generated ID of the unwritten parcel is taken back; got %v", p.ID)
+}

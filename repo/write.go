@@ -104,11 +104,12 @@ func (r *Repository[T]) writeOne(ctx context.Context, o *events.Operation, m T, 
 	}
 	var res *mongo.UpdateResult
 	for attempt := 0; ; attempt++ {
-		res, err = r.attempt(ctx, e, m, mv, op, filter)
+		var stored bool
+		res, stored, err = r.attempt(ctx, e, m, mv, op, filter)
 		if err == nil {
 			break
 		}
-		if isWritten(err) {
+		if stored {
 			// Stored: keep the model as written, and tell AfterSave's
 			// listeners (the outbox empties the recorder whose events it
 			// stored), as unidentified does for a replace. mgm's hooks
@@ -171,22 +172,23 @@ func (r *Repository[T]) modelFilter(m T, mv reflect.Value) bson.D {
 
 // attempt runs BeforeConvert, encodes, runs BeforeSave and writes, with
 // filter for a replace or an update. On failure it undoes what it set on
-// the model (a generated ID, a version).
-func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (*mongo.UpdateResult, error) {
+// the model (a generated ID, a version), unless stored: its own write
+// stored the document, and only what came after failed.
+func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (res *mongo.UpdateResult, stored bool, err error) {
 	doc, u, err := r.prepare(ctx, e, m, mv, op, filter)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var claim string
 	if u.versioned && op != events.OpInsert {
 		if claim, err = r.claimVersion(ctx, m.GetID(), u.old+1); err != nil {
 			r.undo(&u, m, mv)
-			return nil, err
+			return nil, false, err
 		}
 	}
-	res, err := r.write(ctx, e, m, op, doc, &u)
-	if err != nil && isWritten(err) {
-		return nil, err // stored: keep the model as written
+	res, stored, err = r.write(ctx, e, m, op, doc, &u)
+	if stored {
+		return nil, true, err // keep the model as written
 	}
 	if err == nil && res != nil && res.MatchedCount == 0 && res.UpsertedCount == 0 {
 		err = r.missing(ctx, m.GetID())
@@ -194,51 +196,58 @@ func (r *Repository[T]) attempt(ctx context.Context, e *events.Event, m T, mv re
 	if err != nil {
 		r.releaseVersion(ctx, claim)
 		r.undo(&u, m, mv)
-		return nil, err
+		return nil, false, err
 	}
 	if claim != "" {
 		r.sweep.add(claim) // done with: see version_sweep.go
 	}
-	return res, nil
+	return res, false, nil
 }
 
 // write sends the insert, replace or update of m's document doc, with
-// what listeners added to it.
-func (r *Repository[T]) write(ctx context.Context, e *events.Event, m T, op events.Op, doc any, u *undo) (*mongo.UpdateResult, error) {
+// what listeners added to it. stored reports a failure after this write
+// stored the document: the model's SetID panicked. It is a result, not a
+// kind of error, so that an error a listener passes on from a nested
+// operation cannot pass for this write's.
+func (r *Repository[T]) write(ctx context.Context, e *events.Event, m T, op events.Op, doc any, u *undo) (res *mongo.UpdateResult, stored bool, err error) {
 	upsert := op == events.OpReplace && r.schema.Version == nil
 	if op == events.OpInsert {
 		if e != nil {
 			if err := refuseAdds(e); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		ir, err := r.coll.InsertOne(ctx, doc)
 		if err == nil && !u.genID {
-			err = setID(m, ir.InsertedID, u.driverID)
+			if err = setID(m, ir.InsertedID, u.driverID); err != nil {
+				return nil, true, err
+			}
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if !adds(e) {
 		if op == events.OpReplace {
-			return r.coll.ReplaceOne(ctx, u.filter, doc, options.Replace().SetUpsert(upsert))
+			res, err = r.coll.ReplaceOne(ctx, u.filter, doc, options.Replace().SetUpsert(upsert))
+		} else {
+			res, err = r.coll.UpdateOne(ctx, u.filter, bson.D{{Key: "$set", Value: doc}})
 		}
-		return r.coll.UpdateOne(ctx, u.filter, bson.D{{Key: "$set", Value: doc}})
+		return res, false, err
 	}
 	update, err := r.modelUpdate(e, op, doc, m.GetID())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	filter, err := guarded(e, u.filter, false, upsert)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	res, err := r.coll.UpdateOne(ctx, filter, update, options.Update().SetUpsert(upsert))
+	res, err = r.coll.UpdateOne(ctx, filter, update, options.Update().SetUpsert(upsert))
 	if missed(e, res, err) {
 		if gerr := r.guardMiss(ctx, e, u.filter); gerr != nil {
-			return nil, gerr
+			return nil, false, gerr
 		}
 	}
-	return res, err
+	return res, false, err
 }
 
 // missing tells a version conflict from a missing document.
@@ -357,20 +366,6 @@ func setInt(v reflect.Value, n int64) {
 	}
 }
 
-// writtenError is a failure after the document was stored.
-type writtenError struct{ err error }
-
-func (w *writtenError) Error() string { return w.err.Error() }
-func (w *writtenError) Unwrap() error { return w.err }
-
-// isWritten reports whether err is a failure after the document was
-// stored. It is a function, not an errors.As at the call, so that the
-// target escapes only when there is an error to look at.
-func isWritten(err error) bool {
-	var w *writtenError
-	return errors.As(err, &w)
-}
-
 // setID gives m the ID the driver generated, turning a panic in the
 // model's SetID (mgm's IDField asserts an ObjectID) into an error. Unless
 // fresh (the model had no ID, and the driver made one), it leaves a model
@@ -381,7 +376,7 @@ func setID(m mgm.Model, id any, fresh bool) (err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = &writtenError{fmt.Errorf("the document was written, but %T.SetID(%T) panicked: %v", m, id, v)}
+			err = fmt.Errorf("the document was written, but %T.SetID(%T) panicked: %v", m, id, v)
 		}
 	}()
 	m.SetID(id)
