@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -26,20 +28,46 @@ const (
 	attrEvent    = attribute.Key("mgmevents.event")
 )
 
-// Intercept runs the operation inside its span, and measures it.
-func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(context.Context) error) error {
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs,
+// opKey names what an operation's attributes come from.
+type opKey struct {
+	database, collection, method string
+	model                        reflect.Type
+}
+
+// opAttrs are the attributes every span and measurement of one opKey
+// share, made once: the span's name, its attributes, and their set for
+// the duration of a successful operation.
+type opAttrs struct {
+	name  string
+	attrs []attribute.KeyValue // read only
+	set   attribute.Set
+}
+
+// attrsOf returns the attributes of o's operation.
+func (t *Tracing) attrsOf(o *events.Operation) *opAttrs {
+	k := opKey{o.Database, o.Collection, o.Method, o.ModelType}
+	if a, ok := t.ops.Load(k); ok {
+		return a.(*opAttrs)
+	}
+	attrs := []attribute.KeyValue{
 		semconv.DBSystemNameMongoDB,
 		semconv.DBNamespace(o.Database),
 		semconv.DBCollectionName(o.Collection),
-		semconv.DBOperationName(o.Method))
+		semconv.DBOperationName(o.Method),
+	}
 	if o.ModelType != nil {
 		attrs = append(attrs, attrModel.String(o.ModelType.String()))
 	}
+	a, _ := t.ops.LoadOrStore(k, &opAttrs{name: o.Method + " " + o.Collection, attrs: slices.Clip(attrs), set: attribute.NewSet(attrs...)})
+	return a.(*opAttrs)
+}
+
+// Intercept runs the operation inside its span, and measures it.
+func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(context.Context) error) error {
+	a := t.attrsOf(o)
 	start := time.Now()
-	ctx, span := t.tracer.Start(ctx, o.Method+" "+o.Collection,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, a.name,
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(a.attrs...))
 	err := next(ctx)
 	d := time.Since(start)
 	failed := err != nil && !(errors.Is(err, mongo.ErrNoDocuments) && finds(o.Op))
@@ -50,10 +78,11 @@ func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(
 		}
 	}
 	span.End(trace.WithTimestamp(start.Add(d)))
+	set := a.set
 	if failed {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(opinfo.ErrorType(err)))
+		set = attribute.NewSet(append(slices.Clip(a.attrs), semconv.ErrorTypeKey.String(opinfo.ErrorType(err)))...)
 	}
-	t.duration.RecordSet(ctx, d.Seconds(), attribute.NewSet(attrs...))
+	t.duration.RecordSet(ctx, d.Seconds(), set)
 	return err
 }
 

@@ -33,6 +33,7 @@ package tracing
 
 import (
 	"context"
+	"sync"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/outbox"
@@ -51,8 +52,10 @@ const scope = "github.com/mgmevents/mgmevents/listeners/tracing"
 // It handles no events. Create it with New and register it on the bus.
 // It is safe for concurrent use.
 type Tracing struct {
-	tracer   trace.Tracer
-	duration dbconv.ClientOperationDuration
+	tracer    trace.Tracer
+	duration  dbconv.ClientOperationDuration
+	ops       sync.Map // opKey -> *opAttrs
+	listeners sync.Map // listenerKey -> *opAttrs (name and attrs)
 }
 
 // Option configures New.
