@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,4 +182,54 @@ func TestDefendLeasesOfRelaysWithOtherLeaseLengths(t *testing.T) {
 	c := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(won))
 	_, err := c.Drain(ctx)
 	assert.NoError(t, err, "a relay with the recorded length drains")
+}
+
+// TestHungPublishesAreBounded: a Publish that ignores its context is
+// abandoned at its deadline, and its goroutine runs on until it returns.
+// Once MaxHungPublishes (here 2) of them run, the relay starts no more
+// publishes, and Drain fails with ErrPublishHung, instead of leaving one
+// more goroutine behind for every message. When they return, the relay
+// publishes again.
+func TestHungPublishesAreBounded(t *testing.T) {
+	orders, db := defendSetup(t)
+	for i := range 4 {
+		o := &order{Status: "placed"}
+		o.Record(fmt.Sprintf("e%d", i), nil)
+		require.NoError(t, orders.Insert(ctx, o))
+	}
+	hang := make(chan struct{})
+	var hanging atomic.Bool
+	hanging.Store(true)
+	p := &pub{hook: func(outbox.Message) {
+		if hanging.Load() {
+			<-hang // ignores its context
+		}
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2))
+	// A Drain abandons a publish at the end of its lease's slot, and the
+	// document's other events wait for a later slot.
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = r.Drain(ctx)
+	}
+	require.ErrorIs(t, err, outbox.ErrPublishHung)
+	assert.ErrorContains(t, err, "Publish must return when its context ends")
+	assert.Equal(t, int64(2), r.Stats().Hung, "two publishes abandoned, and no third started")
+	assert.Equal(t, int64(2), r.Stats().Failed)
+
+	hanging.Store(false)
+	close(hang)
+	require.Eventually(t, func() bool { return r.Stats().Hung == 0 }, 5*time.Second, 10*time.Millisecond,
+		"the abandoned publishes returned")
+	n := 0
+	for range 50 {
+		d, err := r.Drain(ctx)
+		require.NoError(t, err)
+		if n += d; n == 4 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, 4, n, "every event is delivered once the publishes return")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -39,6 +40,10 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 	for i, evID := range b.Queue {
 		if !r.leases.valid(d.key) || ctx.Err() != nil {
 			break
+		}
+		if n := r.hung.Load(); n >= r.cfg.maxHung {
+			r.delivered.Add(int64(len(out.delivered)))
+			return out, fmt.Errorf("%w: %d of them; Publish must return when its context ends", ErrPublishHung, n)
 		}
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),
@@ -81,16 +86,35 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // that does not return by then, so that a publish that hangs holds neither
 // the document past its lease nor the relay's other documents. A Publish
 // abandoned that way counts as a failed attempt; if it delivers after all,
-// the message is published again later (consumers de-duplicate).
+// the message is published again later (consumers de-duplicate). It counts
+// as hung until it returns.
 func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- r.pub.Publish(ctx, m) }()
+	var state atomic.Int32 // running, returned, or abandoned
+	go func() {
+		err := r.pub.Publish(ctx, m)
+		if !state.CompareAndSwap(running, returned) {
+			r.hung.Add(-1) // abandoned: it returned at last
+		}
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		if !state.CompareAndSwap(running, abandoned) {
+			return <-done // it returned meanwhile
+		}
+		r.hung.Add(1)
 		return fmt.Errorf("the publish did not return before the lease's end: %w", context.Cause(ctx))
 	}
 }
+
+// The states of a publish.
+const (
+	running int32 = iota
+	returned
+	abandoned
+)

@@ -5,3 +5,7 @@ package outbox
 // run the conditional writes on a single-connection client of the embedded
 // server, which applies them one at a time.
 func WithAtomicWrites(atomic bool) RelayOption { return func(c *relayConfig) { c.atomic = &atomic } }
+
+// WithMaxHung sets how many abandoned publishes may still run before the
+// relay stops publishing (MaxHungPublishes by default).
+func WithMaxHung(n int64) RelayOption { return func(c *relayConfig) { c.maxHung = n } }

@@ -46,6 +46,7 @@ type relayConfig struct {
 	batch       int
 	logger      *slog.Logger
 	atomic      *bool // set by tests: how the server applies filtered writes
+	maxHung     int64 // abandoned publishes still running before the relay stops publishing
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -90,6 +91,16 @@ func WithLogger(l *slog.Logger) RelayOption { return func(c *relayConfig) { c.lo
 // database's relays use (see WithLease).
 var ErrInvalidRelay = errors.New("outbox: invalid relay argument")
 
+// ErrPublishHung is returned by Drain when MaxHungPublishes publishes that
+// the relay gave up on at their deadline have still not returned: the
+// relay starts no more until some do, so that a Publisher that ignores its
+// context cannot pile up goroutines without bound.
+var ErrPublishHung = errors.New("outbox: publishes that ignored their deadline have not returned")
+
+// MaxHungPublishes is how many abandoned publishes (see Publisher) may
+// still be running before a relay stops publishing.
+const MaxHungPublishes = 64
+
 func defaultBackoff(attempt int) time.Duration {
 	d := time.Second << min(max(attempt-1, 0), 6)
 	return min(d, time.Minute)
@@ -130,6 +141,7 @@ type Relay struct {
 
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
+	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
 }
 
 // NewRelay returns a relay that delivers the events stored in db's
@@ -138,7 +150,7 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 	if db == nil || p == nil {
 		return nil, fmt.Errorf("%w: NewRelay needs a database and a publisher", ErrInvalidRelay)
 	}
-	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default()}
+	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -167,12 +179,13 @@ type Stats struct {
 	DeadLettered int64 // messages this relay moved to DeadLetters
 	DeadLetters  int64 // messages in DeadLetters when last counted, by any relay
 	Removed      int64 // deleted documents removed once their events were out
+	Hung         int64 // publishes abandoned at their deadline that have not returned yet
 }
 
 // Stats returns the relay's counts.
 func (r *Relay) Stats() Stats {
 	return Stats{Delivered: r.delivered.Load(), Failed: r.failed.Load(), DeadLettered: r.dead.Load(),
-		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load()}
+		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load(), Hung: r.hung.Load()}
 }
 
 // Run delivers what is due, again and again, until ctx ends, and then
