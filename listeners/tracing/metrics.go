@@ -41,7 +41,10 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 		waiting, err := meter.Int64ObservableGauge("mgmevents.outbox.dead_letters", metric.WithUnit("{message}"),
 			metric.WithDescription("Outbox messages in the dead letters when a relay last counted them."))
 		errs = append(errs, err)
-		insts = append(insts, delivered, failed, dead, waiting)
+		hung, err := meter.Int64ObservableGauge("mgmevents.outbox.hung", metric.WithUnit("{publish}"),
+			metric.WithDescription("Outbox publishes the relays gave up on at their deadline that have not returned."))
+		errs = append(errs, err)
+		insts = append(insts, delivered, failed, dead, waiting, hung)
 		read = append(read, func(o metric.Observer) {
 			var s outbox.Stats
 			var most int64
@@ -50,12 +53,14 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 				s.Delivered += rs.Delivered
 				s.Failed += rs.Failed
 				s.DeadLettered += rs.DeadLettered
+				s.Hung += rs.Hung
 				most = max(most, rs.DeadLetters)
 			}
 			o.ObserveInt64(delivered, s.Delivered)
 			o.ObserveInt64(failed, s.Failed)
 			o.ObserveInt64(dead, s.DeadLettered)
 			o.ObserveInt64(waiting, most)
+			o.ObserveInt64(hung, s.Hung)
 		})
 	}
 	if err := errors.Join(errs...); err != nil || len(insts) == 0 {

@@ -99,6 +99,7 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 	assert.Equal(t, st.Failed, sum(t, ms, "mgmevents.outbox.failed"))
 	assert.Equal(t, st.DeadLettered, sum(t, ms, "mgmevents.outbox.dead_lettered"))
 	assert.Equal(t, st.DeadLetters, sum(t, ms, "mgmevents.outbox.dead_letters"))
+	assert.Equal(t, st.Hung, sum(t, ms, "mgmevents.outbox.hung"))
 }
 
 // TestAsyncListenerTraced: an async listener on a traced bus gets its
