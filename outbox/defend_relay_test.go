@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
@@ -192,11 +193,7 @@ func TestDefendLeasesOfRelaysWithOtherLeaseLengths(t *testing.T) {
 // publishes again.
 func TestHungPublishesAreBounded(t *testing.T) {
 	orders, db := defendSetup(t)
-	for i := range 4 {
-		o := &order{Status: "placed"}
-		o.Record(fmt.Sprintf("e%d", i), nil)
-		require.NoError(t, orders.Insert(ctx, o))
-	}
+	placeOrders(t, orders, 4)
 	hang := make(chan struct{})
 	var hanging atomic.Bool
 	hanging.Store(true)
@@ -232,4 +229,92 @@ func TestHungPublishesAreBounded(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	assert.Equal(t, 4, n, "every event is delivered once the publishes return")
+}
+
+// TestHungBoundAcrossDrains: concurrent Drains of one relay share the
+// bound, so with WithMaxHung(1) six of them leave at most one Publish
+// running, not one each.
+func TestHungBoundAcrossDrains(t *testing.T) {
+	orders, db := defendSetup(t)
+	placeOrders(t, orders, 6)
+	hang := make(chan struct{})
+	var running, most atomic.Int64
+	p := &pub{hook: func(outbox.Message) {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-hang // ignores its context
+		running.Add(-1)
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(600*time.Millisecond),
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(1), outbox.WithBatch(1))
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
+	}
+	wg.Wait()
+	st := r.Stats()
+	close(hang)
+	assert.LessOrEqual(t, st.Hung, int64(1), "abandoned publishes still running")
+	assert.LessOrEqual(t, most.Load(), int64(1), "Publish calls running at once")
+	require.Eventually(t, func() bool { return r.Stats().Hung == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestHungBoundThenAllArrive: six documents of three events each, a
+// Publisher that hangs on every other call, a bound of 2: once the hung
+// publishes return, every event arrives, none is dead-lettered, and the
+// documents are emptied.
+func TestHungBoundThenAllArrive(t *testing.T) {
+	orders, db := defendSetup(t)
+	const docs, evs = 6, 3
+	for i := range docs {
+		o := &order{Status: "placed"}
+		for j := range evs {
+			o.Record(fmt.Sprintf("d%d.e%d", i, j), nil)
+		}
+		require.NoError(t, orders.Insert(ctx, o))
+	}
+	hang := make(chan struct{})
+	var calls atomic.Int64
+	p := &pub{hook: func(outbox.Message) {
+		if calls.Add(1)%2 == 1 {
+			<-hang
+		}
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithMaxAttempts(50))
+	var err error
+	for i := 0; i < 30 && err == nil; i++ {
+		_, err = r.Drain(ctx)
+	}
+	require.ErrorIs(t, err, outbox.ErrPublishHung)
+	close(hang)
+	require.Eventually(t, func() bool { return r.Stats().Hung == 0 }, 5*time.Second, 10*time.Millisecond)
+	for range 100 {
+		_, err := r.Drain(ctx)
+		require.NoError(t, err)
+		n, err := db.Collection("orders").CountDocuments(ctx, bson.M{"_outbox.q.0": bson.M{"$exists": true}})
+		require.NoError(t, err)
+		if n == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Zero(t, r.Stats().DeadLettered)
+	got := map[string]bool{}
+	for _, m := range p.all() {
+		got[m.Type] = true
+	}
+	assert.Len(t, got, docs*evs, "every event arrives")
+}
+
+// placeOrders inserts n orders recording one event each, e0, e1, ….
+func placeOrders(t *testing.T, orders *repo.Repository[*order], n int) {
+	t.Helper()
+	for i := range n {
+		o := &order{Status: "placed"}
+		o.Record(fmt.Sprintf("e%d", i), nil)
+		require.NoError(t, orders.Insert(ctx, o))
+	}
 }

@@ -41,15 +41,16 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		if !r.leases.valid(d.key) || ctx.Err() != nil {
 			break
 		}
-		if n := r.hung.Load(); n >= r.cfg.maxHung {
-			r.delivered.Add(int64(len(out.delivered)))
-			return out, fmt.Errorf("%w: %d of them; Publish must return when its context ends", ErrPublishHung, n)
-		}
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),
 			Seq: base + int64(i) + 1, Time: ev.At.Time().UTC(), Data: ev.Data, Attempt: b.Tries[evID].N + 1}
 		var err error
 		if ok {
+			if n, started := r.startPublish(); !started {
+				r.delivered.Add(int64(len(out.delivered)))
+				return out, fmt.Errorf("%w: %d publishes are still running, %d of them given up on at their deadline; Publish must return when its context ends",
+					ErrPublishHung, n, r.hung.Load())
+			}
 			err = r.publish(ctx, m, r.leases.until(d.key))
 		} else {
 			err = errors.New("the event's body is missing from the document")
@@ -87,16 +88,18 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // the document past its lease nor the relay's other documents. A Publish
 // abandoned that way counts as a failed attempt; if it delivers after all,
 // the message is published again later (consumers de-duplicate). It counts
-// as hung until it returns.
+// as hung until it returns. The caller has counted the publish in
+// r.running (see startPublish); publish uncounts it when Publish returns.
 func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	done := make(chan error, 1)
-	var state atomic.Int32 // running, returned, or abandoned
+	var state atomic.Int32 // waited for, returned, or abandoned
 	go func() {
 		err := r.pub.Publish(ctx, m)
-		if !state.CompareAndSwap(running, returned) {
-			r.hung.Add(-1) // abandoned: it returned at last
+		r.running.Add(-1)
+		if !state.CompareAndSwap(waited, returned) {
+			r.hung.Add(-1) // abandoned, and counted before: it returned at last
 		}
 		done <- err
 	}()
@@ -104,17 +107,33 @@ func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		if !state.CompareAndSwap(running, abandoned) {
+		r.hung.Add(1) // before the swap, so that Hung is never negative
+		if !state.CompareAndSwap(waited, abandoned) {
+			r.hung.Add(-1)
 			return <-done // it returned meanwhile
 		}
-		r.hung.Add(1)
 		return fmt.Errorf("the publish did not return before the lease's end: %w", context.Cause(ctx))
 	}
 }
 
 // The states of a publish.
 const (
-	running int32 = iota
+	waited int32 = iota
 	returned
 	abandoned
 )
+
+// startPublish counts a publish about to start in r.running, unless
+// MaxHungPublishes of the relay's publishes are running already; then it
+// returns how many.
+func (r *Relay) startPublish() (int64, bool) {
+	for {
+		n := r.running.Load()
+		if n >= r.cfg.maxHung {
+			return n, false
+		}
+		if r.running.CompareAndSwap(n, n+1) {
+			return n + 1, true
+		}
+	}
+}

@@ -28,8 +28,9 @@ type Message struct {
 // context ends when the relay's lease on the document would no longer
 // cover the removal of what it published; the relay stops waiting then,
 // counts a failed attempt and goes on with other documents, so a Publish
-// should give up when its context ends; while MaxHungPublishes abandoned
-// ones have not returned, the relay publishes nothing (ErrPublishHung).
+// should give up when its context ends; while MaxHungPublishes of the
+// relay's publishes, abandoned ones included, have not returned, it starts
+// no more (ErrPublishHung).
 type Publisher interface {
 	Publish(ctx context.Context, m Message) error
 }

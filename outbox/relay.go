@@ -46,7 +46,7 @@ type relayConfig struct {
 	batch       int
 	logger      *slog.Logger
 	atomic      *bool // set by tests: how the server applies filtered writes
-	maxHung     int64 // abandoned publishes still running before the relay stops publishing
+	maxHung     int64 // publishes running at once, hung ones included, before the relay starts no more
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -91,14 +91,16 @@ func WithLogger(l *slog.Logger) RelayOption { return func(c *relayConfig) { c.lo
 // database's relays use (see WithLease).
 var ErrInvalidRelay = errors.New("outbox: invalid relay argument")
 
-// ErrPublishHung is returned by Drain when MaxHungPublishes publishes that
-// the relay gave up on at their deadline have still not returned: the
-// relay starts no more until some do, so that a Publisher that ignores its
-// context cannot pile up goroutines without bound.
+// ErrPublishHung is returned by Drain when MaxHungPublishes of the relay's
+// publishes are still running, most of them given up on at their deadline
+// (see Publisher): the relay starts no more until some return, so that a
+// Publisher that ignores its context cannot pile up goroutines without
+// bound.
 var ErrPublishHung = errors.New("outbox: publishes that ignored their deadline have not returned")
 
-// MaxHungPublishes is how many abandoned publishes (see Publisher) may
-// still be running before a relay stops publishing.
+// MaxHungPublishes is how many of a relay's publishes may run at once,
+// those it gave up on at their deadline included; all of its Drains
+// together start no more.
 const MaxHungPublishes = 64
 
 func defaultBackoff(attempt int) time.Duration {
@@ -142,6 +144,7 @@ type Relay struct {
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
 	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
+	running                                     atomic.Int64 // publishes started that have not returned, hung ones included
 }
 
 // NewRelay returns a relay that delivers the events stored in db's
