@@ -318,3 +318,29 @@ func placeOrders(t *testing.T, orders *repo.Repository[*order], n int) {
 		require.NoError(t, orders.Insert(ctx, o))
 	}
 }
+
+// TestPublishPanicIsAFailedAttempt: a Publish that panics fails its
+// attempt, with the panic in the error, instead of ending the process; the
+// message is retried, and the relay's counts are back at zero.
+func TestPublishPanicIsAFailedAttempt(t *testing.T) {
+	orders, db := defendSetup(t)
+	placeOrders(t, orders, 1)
+	var calls atomic.Int64
+	p := &pub{hook: func(outbox.Message) {
+		if calls.Add(1) == 1 {
+			panic("broker client bug")
+		}
+	}}
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithBackoff(func(int) time.Duration { return 0 }))
+	n, err := r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	assert.Equal(t, int64(1), r.Stats().Failed)
+	var doc bson.M
+	require.NoError(t, db.Collection("orders").FindOne(ctx, bson.D{}).Decode(&doc))
+	assert.Contains(t, fmt.Sprint(doc["_outbox"]), "Publish panicked: broker client bug", "the attempt's error is stored")
+	n, err = r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "retried and delivered")
+	assert.Zero(t, r.Stats().Hung)
+}

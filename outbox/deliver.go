@@ -88,7 +88,8 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // the document past its lease nor the relay's other documents. A Publish
 // abandoned that way counts as a failed attempt; if it delivers after all,
 // the message is published again later (consumers de-duplicate). It counts
-// as hung until it returns. The caller has counted the publish in
+// as hung until it returns. A panic in Publish is a failed attempt, with
+// the panic as its error. The caller has counted the publish in
 // r.running (see startPublish); publish uncounts it when Publish returns.
 func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
 	ctx, cancel := context.WithDeadline(ctx, until)
@@ -96,12 +97,18 @@ func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
 	done := make(chan error, 1)
 	var state atomic.Int32 // waited for, returned, or abandoned
 	go func() {
-		err := r.pub.Publish(ctx, m)
-		r.running.Add(-1)
-		if !state.CompareAndSwap(waited, returned) {
-			r.hung.Add(-1) // abandoned, and counted before: it returned at last
-		}
-		done <- err
+		var err error
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("Publish panicked: %v", v)
+			}
+			r.running.Add(-1)
+			if !state.CompareAndSwap(waited, returned) {
+				r.hung.Add(-1) // abandoned, and counted before: it returned at last
+			}
+			done <- err
+		}()
+		err = r.pub.Publish(ctx, m)
 	}()
 	select {
 	case err := <-done:
