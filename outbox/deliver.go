@@ -32,10 +32,11 @@ type outcome struct {
 func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o.read) }
 
 // deliver publishes d's events in order while the lease holds.
-func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (outcome, error) {
+func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (out outcome, err error) {
 	b := d.Box
-	out := outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
+	out = outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
 		read: b.Queue, gone: b.Gone, size: map[string]int64{}}
+	defer func() { r.delivered.Add(int64(len(out.delivered))) }() // on every way out
 	base := d.base + b.Count - int64(len(b.Queue))
 	for i, evID := range b.Queue {
 		if !r.leases.valid(d.key) || ctx.Err() != nil {
@@ -47,7 +48,6 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		var err error
 		if ok {
 			if n, started := r.startPublish(); !started {
-				r.delivered.Add(int64(len(out.delivered)))
 				return out, fmt.Errorf("%w: %d publishes are still running, %d of them given up on at their deadline; Publish must return when its context ends",
 					ErrPublishHung, n, r.hung.Load())
 			}
@@ -78,7 +78,6 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		out.done = append(out.done, evID)
 		out.size[evID] = int64(len(ev.Data) + len(ev.Type) + len(evID))
 	}
-	r.delivered.Add(int64(len(out.delivered)))
 	return out, nil
 }
 

@@ -43,16 +43,16 @@ type listenerKey struct {
 
 // listenerAttrs returns the name and attributes of typ's span for l, made
 // once per listenerKey.
-func (t *Tracing) listenerAttrs(typ events.Type, l events.Listener) *opAttrs {
+func (t *Tracing) listenerAttrs(typ events.Type, l events.Listener) *spanAttrs {
 	k := listenerKey{typ: typ, lt: reflect.TypeOf(l)}
 	if f, ok := l.(events.ListenerFunc); ok && f != nil {
 		k.pc = reflect.ValueOf(f).Pointer()
 	}
 	if a, ok := t.listeners.Load(k); ok {
-		return a.(*opAttrs)
+		return a.(*spanAttrs)
 	}
 	name := opinfo.ListenerName(l)
-	a, _ := t.listeners.LoadOrStore(k, &opAttrs{name: typ.String() + " " + name,
+	a, _ := t.listeners.LoadOrStore(k, &spanAttrs{name: typ.String() + " " + name,
 		attrs: []attribute.KeyValue{attrEvent.String(typ.String()), attrListener.String(name)}})
-	return a.(*opAttrs)
+	return a.(*spanAttrs)
 }

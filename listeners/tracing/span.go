@@ -34,13 +34,19 @@ type opKey struct {
 	model                        reflect.Type
 }
 
-// opAttrs are the attributes every span and measurement of one opKey
-// share, made once: the span's name, its attributes, and their set for
-// the duration of a successful operation.
-type opAttrs struct {
+// spanAttrs are a span's name and attributes, made once for every span
+// of the same kind.
+type spanAttrs struct {
 	name  string
 	attrs []attribute.KeyValue // read only
-	set   attribute.Set
+}
+
+// opAttrs are what every span and measurement of one opKey share, made
+// once: the span's name and attributes, and their set for the duration of
+// a successful operation.
+type opAttrs struct {
+	spanAttrs
+	set attribute.Set
 }
 
 // attrsOf returns the attributes of o's operation.
@@ -58,7 +64,7 @@ func (t *Tracing) attrsOf(o *events.Operation) *opAttrs {
 	if o.ModelType != nil {
 		attrs = append(attrs, attrModel.String(o.ModelType.String()))
 	}
-	a, _ := t.ops.LoadOrStore(k, &opAttrs{name: o.Method + " " + o.Collection, attrs: slices.Clip(attrs), set: attribute.NewSet(attrs...)})
+	a, _ := t.ops.LoadOrStore(k, &opAttrs{spanAttrs{o.Method + " " + o.Collection, slices.Clip(attrs)}, attribute.NewSet(attrs...)})
 	return a.(*opAttrs)
 }
 

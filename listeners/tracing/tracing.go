@@ -55,7 +55,7 @@ type Tracing struct {
 	tracer    trace.Tracer
 	duration  dbconv.ClientOperationDuration
 	ops       sync.Map // opKey -> *opAttrs
-	listeners sync.Map // listenerKey -> *opAttrs (name and attrs)
+	listeners sync.Map // listenerKey -> *spanAttrs
 }
 
 // Option configures New.
