@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,5 +82,37 @@ func TestInsertWithListenerNamesTheDocumentFirst(t *testing.T) {
 	for _, id := range seen {
 		assert.False(t, id.IsZero())
 		assert.Equal(t, int64(1), count(t, db, "plains", bson.M{"_id": id}))
+	}
+}
+
+// hexID's SetID keeps the ID's hex in a field of its own as well.
+type hexID struct {
+	mgm.DefaultModel `bson:",inline"`
+	Hex              string `bson:"hex"`
+}
+
+func (h *hexID) SetID(id any) {
+	h.DefaultModel.SetID(id)
+	if oid, _ := id.(primitive.ObjectID); !oid.IsZero() {
+		h.Hex = oid.Hex()
+	} else {
+		h.Hex = ""
+	}
+}
+
+// The repository writes a new ObjectID straight into the _id field only
+// when SetID would do nothing more: a model whose SetID does more has it
+// called, and stores what it sets.
+func TestInsertCallsASetIDThatDoesMore(t *testing.T) {
+	bus, hexes, db := setup[*hexID](t, nil)
+	bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }), events.On(events.BeforeConvert))
+	h := &hexID{}
+	require.NoError(t, hexes.Insert(ctx, h))
+	ms := []*hexID{{}, {}}
+	require.NoError(t, hexes.InsertMany(ctx, ms))
+	for _, m := range append(ms, h) {
+		require.False(t, m.ID.IsZero())
+		assert.Equal(t, m.ID.Hex(), m.Hex)
+		assert.Equal(t, int64(1), count(t, db, "hex_ids", bson.M{"_id": m.ID, "hex": m.Hex}))
 	}
 }

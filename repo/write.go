@@ -281,7 +281,7 @@ type undo struct {
 // undo takes back what prepare set on m.
 func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 	if u.genID {
-		m.SetID(primitive.NilObjectID)
+		r.giveID(m, mv, primitive.NilObjectID)
 	}
 	if u.hadVersion {
 		r.schema.Version.Value(mv.Elem()).Set(u.version)
@@ -308,7 +308,7 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 		if zero, toDriver := r.zeroObjectID(m, mv); zero && e == nil && toDriver {
 			u.driverID = true
 		} else if zero {
-			m.SetID(primitive.NewObjectID())
+			r.giveID(m, mv, primitive.NewObjectID())
 			u.genID = true
 		}
 	}
