@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +28,7 @@ type benchConfig struct {
 	workers, concurrentRounds         int
 	updateRounds, manyRounds          int
 	outboxRounds                      int
+	only                              map[string]bool // the phases to run; all when empty
 	jsonFile                          string
 }
 
@@ -45,6 +48,17 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	fs.IntVar(&c.manyRounds, "many-rounds", 20, "rounds of 5 UpdateMany of 100 documents")
 	fs.IntVar(&c.outboxRounds, "outbox-rounds", 60, "rounds of outbox inserts, of relay deliveries, and of the relay's lag")
 	fs.StringVar(&c.jsonFile, "json", "", "also write the figures to this file")
+	fs.Func("only", "run only these phases, comma-separated (insert, mgm, tracing, ...; see the progress lines); all when not given", func(v string) error {
+		c.only = map[string]bool{}
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.ContainsFunc(phases, func(p phase) bool { return p.name == name }) {
+				return fmt.Errorf("no phase %q", name)
+			}
+			c.only[name] = true
+		}
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: go run ./example_app bench [flags]\n\nMeasures the library side by side with the raw driver, alternating the variants in rounds.\nOne progress line per phase goes to stderr.")
 		fs.PrintDefaults()
@@ -79,10 +93,7 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 // A phase measures one or more figures, alternating the library with its
 // raw twin in rounds (env.alternate). To add a figure, write a phase and
 // list it here; the table and -json follow this order.
-var phases = []struct {
-	name string
-	run  func(env *benchEnv) ([]figure, error)
-}{
+var phases = []phase{
 	{"insert", benchInsert},
 	{"mgm", benchMgm},
 	{"tracing", benchTracing},
@@ -99,6 +110,12 @@ var phases = []struct {
 	{"relay", benchRelay},
 	{"relay lag", benchLag},
 	{"allocator and bus", benchMicro},
+}
+
+// phase is a named part of the bench.
+type phase struct {
+	name string
+	run  func(env *benchEnv) ([]figure, error)
 }
 
 // benchEnv is what the phases share: one database, a bus with AutoKeys,
@@ -190,6 +207,9 @@ func bench(ctx context.Context, p *progress, uri, dbName string, c benchConfig) 
 	}
 	var figs []figure
 	for _, ph := range phases {
+		if len(c.only) > 0 && !c.only[ph.name] {
+			continue
+		}
 		f, err := ph.run(env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ph.name, err)

@@ -69,3 +69,20 @@ func TestBenchSmall(t *testing.T) {
 	assert.Contains(t, string(b), `"ci95": null`)
 	assert.Regexp(t, `"ci95": \{\s+"lo": [0-9.]+,\s+"hi": [0-9.]+,\s+"rounds": 2\s+\}`, string(b))
 }
+
+// TestBenchOnly: -only runs the phases it names and no other, and refuses
+// a name that is no phase.
+func TestBenchOnly(t *testing.T) {
+	srv := mongotest.Start(t)
+	var out, prog bytes.Buffer
+	code := benchMain([]string{"-uri", srv.URI, "-db", mongotest.UniqueName("bench"), "-n", "10", "-rounds", "2", "-only", "tracing, allocator and bus"}, &out, &prog)
+	require.Equal(t, 0, code, out.String()+prog.String())
+	assert.Regexp(t, "(?m)^tracing_ratio: [0-9.]+$", out.String())
+	assert.Regexp(t, "(?m)^dispatch_ns: [0-9.]+$", out.String())
+	assert.NotContains(t, out.String(), "insert_ratio")
+	assert.Len(t, strings.Split(strings.TrimSpace(prog.String()), "\n"), 2, prog.String())
+
+	out.Reset()
+	assert.Equal(t, 2, benchMain([]string{"-only", "tracing,nope"}, &out, &prog))
+	assert.Contains(t, out.String(), `no phase "nope"`)
+}

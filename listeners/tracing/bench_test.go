@@ -17,24 +17,27 @@ func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { ret
 func (discard) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkInsert times repo.Insert of a model with an auto key, without
-// and with Tracing on a recording SDK (every span sampled, exported in
-// batches, every duration measured).
+// Tracing, with it on a recording SDK (every span sampled, exported in
+// batches, every duration measured), and with it and WithListenerSpans.
 func BenchmarkInsert(b *testing.B) {
-	for _, traced := range []bool{false, true} {
-		name := "plain"
-		if traced {
-			name = "traced"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, v := range []struct {
+		name string
+		opts []tracing.Option // nil: no Tracing
+	}{
+		{"plain", nil},
+		{"traced", []tracing.Option{}},
+		{"traced with listener spans", []tracing.Option{tracing.WithListenerSpans()}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
 			g := newRig(b, false)
 			bus := events.NewBus()
 			bus.Register(g.keys)
-			if traced {
+			if v.opts != nil {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
 				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 				defer tp.Shutdown(ctx)
 				defer mp.Shutdown(ctx)
-				bus.Register(tracing.New(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)))
+				bus.Register(tracing.New(append([]tracing.Option{tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)}, v.opts...)...))
 			}
 			r, err := repo.New[*Account](bus, repo.WithDatabase(g.db))
 			if err != nil {

@@ -24,8 +24,9 @@ type Member struct {
 	Name             string `bson:"name"`
 }
 
-// One Insert's trace: the repository's span, AutoKeys' time, and the
-// driver's insert command under it (otelmongo on the same client).
+// One Insert's trace: the repository's span, an event for AutoKeys' call
+// (with its duration), and the driver's insert command under it (otelmongo
+// on the same client).
 func Example() {
 	ctx := context.Background()
 	spans := tracetest.NewInMemoryExporter()
@@ -63,12 +64,12 @@ func Example() {
 	printTree(spans.GetSpans(), "Insert members")
 	// Output:
 	// Insert members (internal) db.operation.name=Insert mgmevents.inserted=1
-	//   BeforeConvert *listeners.AutoKeys (internal)
+	//   event: BeforeConvert *listeners.AutoKeys
 	//   members.insert (client) db.operation.name=insert
 }
 
 // printTree prints the span named root and its descendants, with two of
-// their attributes.
+// their attributes and the names of their events.
 func printTree(spans tracetest.SpanStubs, root string) {
 	var walk func(parent trace.SpanID, depth int)
 	show := func(s tracetest.SpanStub, depth int) {
@@ -79,6 +80,9 @@ func printTree(spans tracetest.SpanStubs, root string) {
 			}
 		}
 		fmt.Println(line)
+		for _, e := range s.Events {
+			fmt.Println(strings.Repeat("  ", depth+1) + "event: " + e.Name)
+		}
 		walk(s.SpanContext.SpanID(), depth+1)
 	}
 	walk = func(parent trace.SpanID, depth int) {

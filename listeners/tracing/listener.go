@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"reflect"
+	"time"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/opinfo"
@@ -12,15 +13,31 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TraceListener starts a child span of the operation's, named after the
-// event and the listener ("BeforeConvert *listeners.AutoKeys"), for one
-// listener call: the listener's time, and its own database calls as its
+// TraceListener times one listener call. By default it adds an event to
+// the operation's span when the call returns, named after the event type
+// and the listener ("BeforeConvert *listeners.AutoKeys"), at the time the
+// call began, with mgmevents.duration (seconds) and, when the listener
+// failed, error.type. With WithListenerSpans the call is a child span of
+// the operation's instead, with the same name, mgmevents.event and
+// mgmevents.listener, and the listener's own database calls as its
 // children. Outside a recording span it does nothing.
 func (t *Tracing) TraceListener(ctx context.Context, e *events.Event, l events.Listener) (context.Context, func(error)) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
+	op := trace.SpanFromContext(ctx)
+	if !op.IsRecording() {
 		return ctx, nil
 	}
 	a := t.listenerAttrs(e.Type, l)
+	if !t.listenerSpans {
+		start := time.Now()
+		return ctx, func(err error) {
+			d := attrDuration.Float64(time.Since(start).Seconds())
+			if err == nil {
+				op.AddEvent(a.name, trace.WithTimestamp(start), trace.WithAttributes(d))
+				return
+			}
+			op.AddEvent(a.name, trace.WithTimestamp(start), trace.WithAttributes(d, semconv.ErrorTypeKey.String(opinfo.ErrorType(err))))
+		}
+	}
 	ctx, span := t.tracer.Start(ctx, a.name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(a.attrs...))
 	return ctx, func(err error) {
 		if err != nil {

@@ -103,7 +103,8 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 }
 
 // TestAsyncListenerTraced: an async listener on a traced bus gets its
-// events; its span is the time the operation took to queue the event.
+// events; its event on the operation's span is the time the operation
+// took to queue the event.
 func TestAsyncListenerTraced(t *testing.T) {
 	g := newRig(t, false)
 	got := make(chan events.Type, 8)
@@ -116,6 +117,13 @@ func TestAsyncListenerTraced(t *testing.T) {
 	require.NoError(t, a.Close(ctx))
 	assert.Equal(t, events.AfterSave, <-got)
 	spans := g.take()
-	assert.Len(t, named(spans, "AfterSave *events.AsyncListener"), 1)
-	assert.Len(t, named(spans, "Insert accounts"), 1)
+	op := named(spans, "Insert accounts")
+	require.Len(t, op, 1)
+	var queued int
+	for _, e := range op[0].Events {
+		if e.Name == "AfterSave *events.AsyncListener" {
+			queued++
+		}
+	}
+	assert.Equal(t, 1, queued)
 }

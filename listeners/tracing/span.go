@@ -26,6 +26,7 @@ const (
 	attrDeleted  = attribute.Key("mgmevents.deleted")
 	attrListener = attribute.Key("mgmevents.listener")
 	attrEvent    = attribute.Key("mgmevents.event")
+	attrDuration = attribute.Key("mgmevents.duration")
 )
 
 // opKey names what an operation's attributes come from.

@@ -1,8 +1,9 @@
 // Package tracing traces and measures every repository operation with
 // OpenTelemetry. Register a Tracing on the bus, and each operation of the
 // repositories on it gets a span, whose children are the driver's own
-// spans (otelmongo on the same client) and one span per listener call, and
-// a db.client.operation.duration measurement:
+// spans (otelmongo on the same client), with an event per listener call
+// (or a child span, WithListenerSpans), and a db.client.operation.duration
+// measurement:
 //
 //	bus.Register(tracing.New(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)))
 //
@@ -52,20 +53,22 @@ const scope = "github.com/mgmevents/mgmevents/listeners/tracing"
 // It handles no events. Create it with New and register it on the bus.
 // It is safe for concurrent use.
 type Tracing struct {
-	tracer    trace.Tracer
-	duration  dbconv.ClientOperationDuration
-	ops       sync.Map // opKey -> *opAttrs
-	listeners sync.Map // listenerKey -> *spanAttrs
+	tracer        trace.Tracer
+	listenerSpans bool // WithListenerSpans
+	duration      dbconv.ClientOperationDuration
+	ops           sync.Map // opKey -> *opAttrs
+	listeners     sync.Map // listenerKey -> *spanAttrs
 }
 
 // Option configures New.
 type Option func(*config)
 
 type config struct {
-	tp     trace.TracerProvider
-	mp     metric.MeterProvider
-	alloc  *sequence.Allocator
-	relays []*outbox.Relay
+	tp            trace.TracerProvider
+	mp            metric.MeterProvider
+	alloc         *sequence.Allocator
+	relays        []*outbox.Relay
+	listenerSpans bool
 }
 
 // WithTracerProvider makes spans with tp instead of otel's global
@@ -86,6 +89,14 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 		}
 	}
 }
+
+// WithListenerSpans makes each listener call a child span of the
+// operation's span, with the listener's own database calls (otelmongo on
+// the same client) as its children, instead of an event on the
+// operation's span (see TraceListener). A span costs more than an event:
+// with the SDK's batch processor, each one is another hand-off to the
+// exporter's goroutine.
+func WithListenerSpans() Option { return func(c *config) { c.listenerSpans = true } }
 
 // WithAllocator reports a's counts as metrics (see New), such as those of
 // the allocator AutoKeys uses (AutoKeys.Allocator).
@@ -123,7 +134,7 @@ func New(opts ...Option) *Tracing {
 	for _, o := range opts {
 		o(&c)
 	}
-	t := &Tracing{tracer: c.tp.Tracer(scope)}
+	t := &Tracing{tracer: c.tp.Tracer(scope), listenerSpans: c.listenerSpans}
 	meter := c.mp.Meter(scope)
 	var err error
 	if t.duration, err = dbconv.NewClientOperationDuration(meter,

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners/tracing"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -54,11 +56,12 @@ func peek(ctx context.Context, e *events.Event) error {
 	return nil
 }
 
-// TestDriverAndListenerSpansNest: the driver's spans (otelmongo on the
-// same client) are children of the operation's span; each listener call is
-// a child span too, and a listener's own database call is a child of its
+// TestListenerEvents: by default each listener call is an event on the
+// operation's span, at the time it began, with its duration; the driver's
+// spans (otelmongo on the same client), a listener's own database call
+// included, are children of the operation's span, and no listener has a
 // span.
-func TestDriverAndListenerSpansNest(t *testing.T) {
+func TestListenerEvents(t *testing.T) {
 	g := newRig(t, true)
 	g.bus.Register(events.ListenerFunc(peek))
 	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
@@ -67,7 +70,53 @@ func TestDriverAndListenerSpansNest(t *testing.T) {
 	ops := named(spans, "Insert accounts")
 	require.Len(t, ops, 1)
 	op := ops[0]
+	for _, name := range []string{"accounts.insert", "accounts.aggregate"} { // the write, and peek's CountDocuments
+		ss := named(spans, name)
+		require.Len(t, ss, 1, name)
+		assert.Equal(t, op.SpanContext.SpanID(), ss[0].Parent.SpanID(), "%s is a child of the operation's span", name)
+	}
+	var kids []string
+	for _, s := range spans {
+		if s.Parent.SpanID() == op.SpanContext.SpanID() {
+			kids = append(kids, s.Name)
+		}
+	}
+	assert.ElementsMatch(t, []string{"accounts.insert", "accounts.aggregate"}, kids, "the driver's commands, and no listener spans")
+
+	byName := map[string]sdktrace.Event{}
+	for _, e := range op.Events {
+		byName[e.Name] = e
+	}
+	const peekSave = "BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.peek"
+	require.Contains(t, byName, "BeforeConvert *listeners.AutoKeys")
+	require.Contains(t, byName, peekSave)
+	peeking := byName[peekSave]
+	a := attrs(peeking.Attributes)
+	count := named(spans, "accounts.aggregate")[0]
+	assert.False(t, peeking.Time.After(count.StartTime), "the event is at the time the listener began")
+	if assert.IsType(t, float64(0), a["mgmevents.duration"]) {
+		assert.GreaterOrEqual(t, a["mgmevents.duration"].(float64), count.EndTime.Sub(count.StartTime).Seconds(),
+			"the listener's duration holds its database call")
+	}
+	assert.Len(t, a, 1, "the duration alone: the name says the event type and the listener")
+	assert.True(t, byName["BeforeConvert *listeners.AutoKeys"].Time.Before(named(spans, "accounts.insert")[0].StartTime), "AutoKeys ran before the write")
+}
+
+// TestDriverAndListenerSpansNest: with WithListenerSpans, each listener
+// call is a child span of the operation's, and a listener's own database
+// call is a child of its span; the driver's write is a child of the
+// operation's span.
+func TestDriverAndListenerSpansNest(t *testing.T) {
+	g := newRig(t, true, tracing.WithListenerSpans())
+	g.bus.Register(events.ListenerFunc(peek))
+	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
+	spans := g.take()
+	t.Logf("\n%s", tree(spans))
+	ops := named(spans, "Insert accounts")
+	require.Len(t, ops, 1)
+	op := ops[0]
 	assert.False(t, op.Parent.IsValid(), "the operation's span is a root here")
+	assert.Empty(t, op.Events, "listener calls are spans, not events")
 	child := func(name string, parent tracetest.SpanStub, kind trace.SpanKind) tracetest.SpanStub {
 		t.Helper()
 		ss := named(spans, name)
@@ -86,23 +135,41 @@ func TestDriverAndListenerSpansNest(t *testing.T) {
 }
 
 // TestVetoSpans: the listener that vetoed is named on the operation's
-// span, and its own span has status Error; the listeners after it did not
-// run.
+// span, and its own event has error.type (its own span status Error, with
+// WithListenerSpans); the listeners after it did not run.
 func TestVetoSpans(t *testing.T) {
-	g := newRig(t, false)
-	err := g.accounts.Insert(context.WithValue(ctx, vetoKey{}, true), &Account{Email: "a@x"})
-	require.ErrorIs(t, err, errVeto)
-	spans := g.take()
-	op := named(spans, "Insert accounts")
-	require.Len(t, op, 1)
-	a := attrs(op[0].Attributes)
-	assert.Equal(t, "vetoed", a["error.type"])
-	assert.Equal(t, "BeforeConvert", a["mgmevents.event"])
-	assert.Equal(t, "github.com/mgmevents/mgmevents/listeners/tracing_test.veto", a["mgmevents.listener"])
-	assert.Equal(t, "BeforeConvert listener github.com/mgmevents/mgmevents/listeners/tracing_test.veto aborted Insert (_OTHER)",
-		op[0].Status.Description)
-	v := named(spans, "BeforeConvert github.com/mgmevents/mgmevents/listeners/tracing_test.veto")
-	require.Len(t, v, 1)
-	assert.Equal(t, codes.Error, v[0].Status.Code)
-	assert.Empty(t, named(spans, "BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.veto"))
+	for _, withSpans := range []bool{false, true} {
+		var opts []tracing.Option
+		if withSpans {
+			opts = append(opts, tracing.WithListenerSpans())
+		}
+		g := newRig(t, false, opts...)
+		err := g.accounts.Insert(context.WithValue(ctx, vetoKey{}, true), &Account{Email: "a@x"})
+		require.ErrorIs(t, err, errVeto)
+		spans := g.take()
+		op := named(spans, "Insert accounts")
+		require.Len(t, op, 1)
+		a := attrs(op[0].Attributes)
+		assert.Equal(t, "vetoed", a["error.type"])
+		assert.Equal(t, "BeforeConvert", a["mgmevents.event"])
+		assert.Equal(t, "github.com/mgmevents/mgmevents/listeners/tracing_test.veto", a["mgmevents.listener"])
+		assert.Equal(t, "BeforeConvert listener github.com/mgmevents/mgmevents/listeners/tracing_test.veto aborted Insert (_OTHER)",
+			op[0].Status.Description)
+		const vetoed, after = "BeforeConvert github.com/mgmevents/mgmevents/listeners/tracing_test.veto", "BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.veto"
+		if withSpans {
+			v := named(spans, vetoed)
+			require.Len(t, v, 1)
+			assert.Equal(t, codes.Error, v[0].Status.Code)
+			assert.Empty(t, named(spans, after))
+			continue
+		}
+		byName := map[string]map[string]any{}
+		for _, e := range op[0].Events {
+			byName[e.Name] = attrs(e.Attributes)
+		}
+		require.Contains(t, byName, vetoed)
+		assert.Equal(t, "_OTHER", byName[vetoed]["error.type"], "the veto's own error")
+		assert.NotContains(t, byName, after)
+		assert.NotContains(t, byName["BeforeConvert *listeners.AutoKeys"], "error.type")
+	}
 }
