@@ -56,20 +56,27 @@ func peek(ctx context.Context, e *events.Event) error {
 	return nil
 }
 
-// TestListenerEvents: by default each listener call is an event on the
-// operation's span, at the time it began, with its duration; the driver's
-// spans (otelmongo on the same client), a listener's own database call
-// included, are children of the operation's span, and no listener has a
-// span.
-func TestListenerEvents(t *testing.T) {
-	g := newRig(t, true)
+// peekedInsert inserts an Account on a rig with otelmongo and peek, traced
+// with opts, and returns the spans and the operation's span.
+func peekedInsert(t *testing.T, opts ...tracing.Option) (tracetest.SpanStubs, tracetest.SpanStub) {
+	t.Helper()
+	g := newRig(t, true, opts...)
 	g.bus.Register(events.ListenerFunc(peek))
 	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
 	spans := g.take()
 	t.Logf("\n%s", tree(spans))
 	ops := named(spans, "Insert accounts")
 	require.Len(t, ops, 1)
-	op := ops[0]
+	return spans, ops[0]
+}
+
+// TestListenerEvents: by default each listener call is an event on the
+// operation's span, at the time it began, with its duration; the driver's
+// spans (otelmongo on the same client), a listener's own database call
+// included, are children of the operation's span, and no listener has a
+// span.
+func TestListenerEvents(t *testing.T) {
+	spans, op := peekedInsert(t)
 	for _, name := range []string{"accounts.insert", "accounts.aggregate"} { // the write, and peek's CountDocuments
 		ss := named(spans, name)
 		require.Len(t, ss, 1, name)
@@ -107,14 +114,7 @@ func TestListenerEvents(t *testing.T) {
 // call is a child of its span; the driver's write is a child of the
 // operation's span.
 func TestDriverAndListenerSpansNest(t *testing.T) {
-	g := newRig(t, true, tracing.WithListenerSpans())
-	g.bus.Register(events.ListenerFunc(peek))
-	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
-	spans := g.take()
-	t.Logf("\n%s", tree(spans))
-	ops := named(spans, "Insert accounts")
-	require.Len(t, ops, 1)
-	op := ops[0]
+	spans, op := peekedInsert(t, tracing.WithListenerSpans())
 	assert.False(t, op.Parent.IsValid(), "the operation's span is a root here")
 	assert.Empty(t, op.Events, "listener calls are spans, not events")
 	child := func(name string, parent tracetest.SpanStub, kind trace.SpanKind) tracetest.SpanStub {
