@@ -28,7 +28,7 @@ func TestBenchSmall(t *testing.T) {
 		"-concurrent-rounds", "2", "-update-rounds", "2", "-many-rounds", "1", "-outbox-rounds", "2", "-json", file}, &out, &prog)
 	require.Equal(t, 0, code, out.String()+prog.String())
 
-	for _, name := range []string{"insert_ratio", "naive_ratio", "tracing_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio", "mgm_control_ratio", "busy_5us_ratio",
+	for _, name := range []string{"insert_ratio", "naive_ratio", "tracing_ratio", "tracing_floor_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio", "mgm_control_ratio", "busy_5us_ratio",
 		"concurrent_insert_ratio", "update_ratio", "update_many_ratio", "find_ratio", "versioned_save_ratio",
 		"tenancy_ratio", "tenancy_findbyid_ratio", "softdelete_find_ratio", "encrypt_insert_ratio", "encrypt_find_ratio",
 		"outbox_insert_ratio", "relay_ratio", "relay_lag_p99_ms",
