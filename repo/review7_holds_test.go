@@ -1,0 +1,174 @@
+package repo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Without listeners, a model the probe passes gets SetID after the write:
+// the model then differs from its stored document.
+func TestR7NoListenerModelDiffersFromDocument(t *testing.T) {
+	_, r, db := setup[*tenantKey](t, nil)
+	m := &tenantKey{Tenant: "acme"}
+	require.NoError(t, r.Insert(ctx, m))
+	t.Logf("model key %q, stored key %q", m.Key, rawDoc(t, db, "r7_tenant_keys", m.ID)["key"])
+	_, h, db := setup[*hexID](t, nil)
+	x := &hexID{}
+	require.NoError(t, h.Insert(ctx, x))
+	t.Logf("hexID: model hex %q, stored hex %q", x.Hex, rawDoc(t, db, "hex_ids", x.ID)["hex"])
+}
+
+type gen[T any] struct {
+	mgm.DefaultModel `bson:",inline"`
+	V                T `bson:"v"`
+}
+
+func (g *gen[T]) CollectionName() string { return "r7_gens" }
+
+type r7plain struct {
+	mgm.DefaultModel `bson:",inline"`
+	Name             string `bson:"name"`
+}
+
+func (p *r7plain) CollectionName() string { return "r7_plains" }
+
+// Many goroutines make repositories of the same types and insert at once.
+func TestR7ConcurrentFirstInserts(t *testing.T) {
+	db := srv.Database(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	ids := make(chan primitive.ObjectID, 1024)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bus := events.NewBus()
+			if g%2 == 0 {
+				anyListener(bus)
+			}
+			r, err := repo.New[*r7plain](bus, repo.WithDatabase(db))
+			if err != nil {
+				errs <- err
+				return
+			}
+			gr, err := repo.New[*gen[float64]](bus, repo.WithDatabase(db))
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range 5 {
+				m := &r7plain{Name: fmt.Sprint(g, "-", i)}
+				if err := r.Insert(ctx, m); err != nil {
+					errs <- err
+				}
+				ids <- m.ID
+				ms := []*r7plain{{Name: "m"}, {Name: "m"}}
+				if err := r.InsertMany(ctx, ms); err != nil {
+					errs <- err
+				}
+				ids <- ms[0].ID
+				ids <- ms[1].ID
+				if err := gr.Insert(ctx, &gen[float64]{V: float64(i)}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(ids)
+	for err := range errs {
+		t.Error(err)
+	}
+	seen := map[primitive.ObjectID]bool{}
+	for id := range ids {
+		require.False(t, id.IsZero())
+		require.False(t, seen[id], "duplicate %v", id)
+		seen[id] = true
+		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": id}))
+	}
+	assert.Equal(t, int64(len(seen)), count(t, db, "r7_plains", nil))
+	assert.Equal(t, int64(80), count(t, db, "r7_gens", nil))
+}
+
+// Failures: every path leaves unwritten models at zero and written ones
+// with their stored IDs.
+func TestR7FailurePaths(t *testing.T) {
+	bus, r, db := setup[*r7plain](t, nil)
+	anyListener(bus)
+	stored := &r7plain{Name: "stored"}
+	require.NoError(t, r.Insert(ctx, stored))
+
+	// InsertMany partial failure.
+	dup := &r7plain{Name: "dup"}
+	dup.ID = stored.ID
+	ms := []*r7plain{{Name: "a"}, {Name: "b"}, dup, {Name: "d"}}
+	err := r.InsertMany(ctx, ms)
+	require.True(t, mongo.IsDuplicateKeyError(err), "%v", err)
+	for _, m := range ms[:2] {
+		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": m.ID, "name": m.Name}))
+	}
+	assert.Equal(t, stored.ID, dup.ID)
+	assert.True(t, ms[3].ID.IsZero())
+	assert.Equal(t, int64(3), count(t, db, "r7_plains", nil))
+
+	// BulkWrite, ordered (the default): stops at the duplicate.
+	a, b := &r7plain{Name: "ba"}, &r7plain{Name: "bb"}
+	d2 := &r7plain{Name: "bdup"}
+	d2.ID = stored.ID
+	_, err = r.BulkWrite(ctx, []mongo.WriteModel{
+		mongo.NewInsertOneModel().SetDocument(a),
+		mongo.NewInsertOneModel().SetDocument(d2),
+		mongo.NewInsertOneModel().SetDocument(b),
+	}, nil)
+	require.Error(t, err)
+	assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": a.ID, "name": a.Name}))
+	assert.True(t, b.ID.IsZero(), "not reached")
+	assert.Equal(t, stored.ID, d2.ID)
+	assert.Equal(t, int64(4), count(t, db, "r7_plains", nil))
+	// Unordered: the others are written.
+	a, b = &r7plain{Name: "ua"}, &r7plain{Name: "ub"}
+	_, err = r.BulkWrite(ctx, []mongo.WriteModel{
+		mongo.NewInsertOneModel().SetDocument(a),
+		mongo.NewInsertOneModel().SetDocument(d2),
+		mongo.NewInsertOneModel().SetDocument(b),
+	}, options.BulkWrite().SetOrdered(false))
+	require.Error(t, err)
+	for _, m := range []*r7plain{a, b} {
+		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": m.ID, "name": m.Name}), m.Name)
+	}
+
+	// A listener failing at BeforeSave: Insert, Save of a new model, InsertMany.
+	bus2, r2, db2 := setup[*r7plain](t, nil)
+	boom := errors.New("boom")
+	bus2.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		if e.Index == 1 || e.Batch == nil {
+			return boom
+		}
+		return nil
+	}), events.On(events.BeforeSave))
+	m := &r7plain{Name: "x"}
+	require.ErrorIs(t, r2.Insert(ctx, m), boom)
+	assert.True(t, m.ID.IsZero())
+	require.ErrorIs(t, r2.Save(ctx, m), boom)
+	assert.True(t, m.ID.IsZero())
+	ms = []*r7plain{{}, {}, {}}
+	require.ErrorIs(t, r2.InsertMany(ctx, ms), boom)
+	for _, m := range ms {
+		assert.True(t, m.ID.IsZero())
+	}
+	assert.Zero(t, count(t, db2, "r7_plains", nil))
+}
