@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kamva/mgm/v3"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -11,7 +12,16 @@ import (
 // the model has it, else the ctx-less one. (So a model's Creating(ctx)
 // hides DefaultModel's Creating(), as it does in mgm itself.)
 
-func beforeCreate(ctx context.Context, m mgm.Model) error {
+// recovered turns a panic in one of m's hooks into an error: mgm's own
+// hooks dereference an embedded *mgm.DefaultModel, which may be nil.
+func recovered(m mgm.Model, err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("%T's hook panicked: %v", m, v)
+	}
+}
+
+func beforeCreate(ctx context.Context, m mgm.Model) (err error) {
+	defer recovered(m, &err)
 	if h, ok := m.(mgm.CreatingHookWithCtx); ok {
 		if err := h.Creating(ctx); err != nil {
 			return err
@@ -24,7 +34,8 @@ func beforeCreate(ctx context.Context, m mgm.Model) error {
 	return saving(ctx, m)
 }
 
-func beforeUpdate(ctx context.Context, m mgm.Model) error {
+func beforeUpdate(ctx context.Context, m mgm.Model) (err error) {
+	defer recovered(m, &err)
 	if h, ok := m.(mgm.UpdatingHookWithCtx); ok {
 		if err := h.Updating(ctx); err != nil {
 			return err
@@ -46,7 +57,8 @@ func saving(ctx context.Context, m mgm.Model) error {
 	return nil
 }
 
-func afterCreate(ctx context.Context, m mgm.Model) error {
+func afterCreate(ctx context.Context, m mgm.Model) (err error) {
+	defer recovered(m, &err)
 	if h, ok := m.(mgm.CreatedHookWithCtx); ok {
 		if err := h.Created(ctx); err != nil {
 			return err
@@ -59,7 +71,8 @@ func afterCreate(ctx context.Context, m mgm.Model) error {
 	return saved(ctx, m)
 }
 
-func afterUpdate(ctx context.Context, m mgm.Model, res *mongo.UpdateResult) error {
+func afterUpdate(ctx context.Context, m mgm.Model, res *mongo.UpdateResult) (err error) {
+	defer recovered(m, &err)
 	if h, ok := m.(mgm.UpdatedHookWithCtx); ok {
 		if err := h.Updated(ctx, res); err != nil {
 			return err

@@ -85,7 +85,7 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 			}
 			for i, id := range res.InsertedIDs {
 				if u := &undos[from+i]; !u.genID {
-					if err := setID(ms[from+i], id, u.driverID); err != nil {
+					if err := r.setID(ms[from+i], id, u.driverID); err != nil {
 						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
 					}
 				}
@@ -98,7 +98,7 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 			// driver gave them.
 			for i := from; i < failed && i-from < len(res.InsertedIDs); i++ {
 				if undos[i].driverID {
-					if serr := setID(ms[i], res.InsertedIDs[i-from], true); serr != nil {
+					if serr := r.setID(ms[i], res.InsertedIDs[i-from], true); serr != nil {
 						err = fmt.Errorf("%w (and models[%d]: %w)", err, i, serr)
 					}
 				}

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"fmt"
 	"reflect"
 
 	"github.com/kamva/mgm/v3"
@@ -10,22 +11,23 @@ import (
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
-// An insert looks at the model's ID to decide who gives it one, and gives
-// it one. GetID returns the ID as an interface and SetID takes it as one,
-// each copying an ObjectID to the heap; for the models that embed
-// mgm.DefaultModel, the repository reads and writes the field instead.
+// An insert looks at the model's ID to decide who gives it one. GetID
+// returns it as an interface, which copies an ObjectID to the heap; for
+// the models that embed mgm.DefaultModel, the repository reads the field
+// instead. It gives a model its ID through SetID, whatever else that
+// does, and checks that the field holds it then.
 
 var oidType = reflect.TypeFor[primitive.ObjectID]()
 
 // objectIDField returns s's _id field when an insert may read it in place
-// of GetID, write it in place of SetID, and leave a zero one to the
-// driver: the field is a settable primitive.ObjectID, the model's GetID
-// returns it and its SetID sets it and nothing else (checked on new
-// models, with the field zero and set), and reg leaves it out of the document while it is zero,
-// so that the driver gives the document a new ObjectID, as mgm's Create
-// relies on. Otherwise it returns nil.
-func objectIDField(s *model.Schema, reg *bsoncodec.Registry) *model.Field {
-	f := s.ID
+// of GetID and leave a zero one to the driver: the field is a settable
+// primitive.ObjectID, the model's GetID returns it (checked on a new
+// model, with the field zero and set), and reg leaves it out of the
+// document while it is zero, so that the driver gives the document a new
+// ObjectID, as mgm's Create relies on. Otherwise, and when GetID panics on
+// a new model, it returns nil.
+func objectIDField(s *model.Schema, reg *bsoncodec.Registry) (f *model.Field) {
+	f = s.ID
 	if f == nil || f.Type != oidType {
 		return nil
 	}
@@ -38,6 +40,11 @@ func objectIDField(s *model.Schema, reg *bsoncodec.Registry) *model.Field {
 	if !ok {
 		return nil
 	}
+	defer func() {
+		if recover() != nil {
+			f = nil // GetID needs what a new model lacks
+		}
+	}()
 	if id, ok := m.GetID().(primitive.ObjectID); !ok || !id.IsZero() {
 		return nil
 	}
@@ -53,42 +60,32 @@ func objectIDField(s *model.Schema, reg *bsoncodec.Registry) *model.Field {
 	if id, ok := m.GetID().(primitive.ObjectID); !ok || id != set {
 		return nil
 	}
-	if !onlySetsID(s, f, primitive.NewObjectID()) {
-		return nil
-	}
 	return f
 }
 
-// onlySetsID reports whether SetID, on a new model of s, sets its _id
-// field f to id, then back to zero, and changes nothing else in the model:
-// a model whose SetID does more (keeps the ID in another field too) has
-// it called.
-func onlySetsID(s *model.Schema, f *model.Field, id primitive.ObjectID) (ok bool) {
+// giveID gives m the ObjectID id through its SetID, and checks that the
+// model holds it then: a SetID that panics, or that has a value receiver
+// and so sets a copy, is an error.
+func (r *Repository[T]) giveID(m T, mv reflect.Value, id primitive.ObjectID) (err error) {
 	defer func() {
-		if recover() != nil {
-			ok = false // SetID takes no ObjectID
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v.SetID(%v) panicked: %v", r.schema.Type, id, v)
 		}
 	}()
-	got, want := reflect.New(s.Struct), reflect.New(s.Struct)
-	m := got.Interface().(mgm.Model)
 	m.SetID(id)
-	want.Elem().FieldByIndex(f.Index).Set(reflect.ValueOf(id))
-	if !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
-		return false
+	if held := (r.oid != nil && r.fieldID(mv) == id) || (r.oid == nil && r.holdsID(m, mv, id)); !held {
+		return fmt.Errorf("%v.SetID(%v) did not set the model's ID (a SetID with a value receiver sets a copy): %w", r.schema.Type, id, ErrInvalidArgument)
 	}
-	m.SetID(primitive.NilObjectID)
-	return reflect.DeepEqual(got.Elem().Interface(), reflect.New(s.Struct).Elem().Interface())
+	return nil
 }
 
-// giveID gives m the ObjectID id: in its field where objectIDField allows,
-// else through SetID.
-func (r *Repository[T]) giveID(m T, mv reflect.Value, id primitive.ObjectID) {
-	if r.oid == nil {
-		m.SetID(id)
-		return
+// holdsID reports whether m's ID is id: its field's value where
+// objectIDField found the field, else what GetID returns.
+func (r *Repository[T]) holdsID(m T, mv reflect.Value, id any) bool {
+	if oid, ok := id.(primitive.ObjectID); ok && r.oid != nil {
+		return r.fieldID(mv) == oid
 	}
-	p, _ := reflect.TypeAssert[*primitive.ObjectID](r.oid.Value(mv.Elem()).Addr())
-	*p = id
+	return reflect.DeepEqual(m.GetID(), id)
 }
 
 // zeroObjectID reports whether m's ID is a zero ObjectID, and whether the
@@ -113,4 +110,36 @@ func (r *Repository[T]) noID(m T, mv reflect.Value) bool {
 func (r *Repository[T]) fieldID(mv reflect.Value) primitive.ObjectID {
 	id, _ := reflect.TypeAssert[primitive.ObjectID](r.oid.Value(mv.Elem()))
 	return id
+}
+
+// idAgrees refuses a model whose GetID returns another ObjectID than the
+// _id field its document stores (a struct that embeds mgm.DefaultModel
+// and declares an _id field of its own): its inserts would name one ID
+// and store another.
+func idAgrees(s *model.Schema) (err error) {
+	f := s.ID
+	if f == nil || f.Type != oidType {
+		return nil
+	}
+	probe := reflect.New(s.Struct)
+	fv, ferr := probe.Elem().FieldByIndexErr(f.Index)
+	if ferr != nil || !fv.CanSet() {
+		return nil
+	}
+	m, ok := probe.Interface().(mgm.Model)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			err = nil // GetID needs what a new model lacks: nothing to compare
+		}
+	}()
+	set := primitive.NewObjectID()
+	fv.Set(reflect.ValueOf(set))
+	if id, ok := m.GetID().(primitive.ObjectID); ok && id != set {
+		return fmt.Errorf("%v stores field %s as its _id, but its GetID returns another ObjectID (from a second _id field, such as mgm.DefaultModel's, which the document does not store): %w",
+			s.Type, f.Name, ErrInvalidArgument)
+	}
+	return nil
 }

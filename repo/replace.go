@@ -76,7 +76,7 @@ func (r *Repository[T]) replaceOne(ctx context.Context, o *events.Operation, fil
 		return res, nil
 	}
 	if res.UpsertedID != nil {
-		if err := rep.upserted(res.UpsertedID); err != nil {
+		if err := rep.upserted(r, res.UpsertedID); err != nil {
 			return res, r.unidentified(ctx, rep, method, err)
 		}
 	}
@@ -150,7 +150,7 @@ func (r *Repository[T]) findOneAndReplace(ctx context.Context, o *events.Operati
 		o.Matched, o.Modified, o.Upserted = res.MatchedCount, res.ModifiedCount, res.UpsertedCount
 	}
 	if id, lerr := raw.LookupErr("_id"); lerr == nil && rep.upsert {
-		if err := rep.upserted(id); err != nil {
+		if err := rep.upserted(r, id); err != nil {
 			return zero, r.unidentified(ctx, rep, method, err)
 		}
 	}
@@ -239,7 +239,7 @@ func (rep *replacing[T]) undo(r *Repository[T]) {
 
 // upserted gives the model id, the _id of the document an upsert inserted
 // (a bson.RawValue as read back, or the driver's value), when it had none.
-func (rep *replacing[T]) upserted(id any) error {
+func (rep *replacing[T]) upserted(r *Repository[T], id any) error {
 	if !isZeroID(rep.m.GetID()) {
 		return nil
 	}
@@ -250,7 +250,7 @@ func (rep *replacing[T]) upserted(id any) error {
 		}
 		id = v
 	}
-	return setID(rep.m, id, false)
+	return r.setID(rep.m, id, false)
 }
 
 // afterReplace publishes AfterSave and runs mgm's Updated and Saved hooks

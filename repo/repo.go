@@ -231,6 +231,9 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 				s.Type, tag, tag, ErrUnenforced)
 		}
 	}
+	if err := idAgrees(s); err != nil {
+		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+	}
 	if err := claimCollection(coll.Database().Name(), coll.Name(), s, c.unenforced); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -219,7 +218,7 @@ func (r *Repository[T]) write(ctx context.Context, e *events.Event, m T, op even
 		}
 		ir, err := r.coll.InsertOne(ctx, doc)
 		if err == nil && !u.genID {
-			if err = setID(m, ir.InsertedID, u.driverID); err != nil {
+			if err = r.setID(m, ir.InsertedID, u.driverID); err != nil {
 				return nil, true, err
 			}
 		}
@@ -278,10 +277,22 @@ type undo struct {
 	filter     any
 }
 
+// takeID gives m back the zero ObjectID it had before prepare gave it
+// one, through SetID; if SetID refuses (panics), in its field, when the
+// repository knows it (objectIDField).
+func (r *Repository[T]) takeID(m T, mv reflect.Value) {
+	defer func() {
+		if recover() != nil && r.oid != nil {
+			r.oid.Value(mv.Elem()).Set(reflect.Zero(r.oid.Type))
+		}
+	}()
+	m.SetID(primitive.NilObjectID)
+}
+
 // undo takes back what prepare set on m.
 func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 	if u.genID {
-		r.giveID(m, mv, primitive.NilObjectID)
+		r.takeID(m, mv)
 	}
 	if u.hadVersion {
 		r.schema.Version.Value(mv.Elem()).Set(u.version)
@@ -308,7 +319,9 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 		if zero, toDriver := r.zeroObjectID(m, mv); zero && e == nil && toDriver {
 			u.driverID = true
 		} else if zero {
-			r.giveID(m, mv, primitive.NewObjectID())
+			if err := r.giveID(m, mv, primitive.NewObjectID()); err != nil {
+				return nil, u, err
+			}
 			u.genID = true
 		}
 	}
@@ -367,10 +380,11 @@ func setInt(v reflect.Value, n int64) {
 }
 
 // setID gives m the ID the driver generated, turning a panic in the
-// model's SetID (mgm's IDField asserts an ObjectID) into an error. Unless
+// model's SetID (mgm's IDField asserts an ObjectID) into an error, as it
+// does a SetID that leaves the model without it (a value receiver). Unless
 // fresh (the model had no ID, and the driver made one), it leaves a model
 // that has the ID already alone.
-func setID(m mgm.Model, id any, fresh bool) (err error) {
+func (r *Repository[T]) setID(m T, id any, fresh bool) (err error) {
 	if id == nil || (!fresh && reflect.DeepEqual(m.GetID(), id)) {
 		return nil
 	}
@@ -380,6 +394,9 @@ func setID(m mgm.Model, id any, fresh bool) (err error) {
 		}
 	}()
 	m.SetID(id)
+	if !r.holdsID(m, reflect.ValueOf(m), id) {
+		return fmt.Errorf("the document was written, but %T.SetID(%v) did not set the model's ID (a SetID with a value receiver sets a copy): %w", m, id, ErrInvalidArgument)
+	}
 	return nil
 }
 

@@ -18,19 +18,6 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
-// Without listeners, a model the probe passes gets SetID after the write:
-// the model then differs from its stored document.
-func TestR7NoListenerModelDiffersFromDocument(t *testing.T) {
-	_, r, db := setup[*tenantKey](t, nil)
-	m := &tenantKey{Tenant: "acme"}
-	require.NoError(t, r.Insert(ctx, m))
-	t.Logf("model key %q, stored key %q", m.Key, rawDoc(t, db, "r7_tenant_keys", m.ID)["key"])
-	_, h, db := setup[*hexID](t, nil)
-	x := &hexID{}
-	require.NoError(t, h.Insert(ctx, x))
-	t.Logf("hexID: model hex %q, stored hex %q", x.Hex, rawDoc(t, db, "hex_ids", x.ID)["hex"])
-}
-
 type gen[T any] struct {
 	mgm.DefaultModel `bson:",inline"`
 	V                T `bson:"v"`
@@ -46,7 +33,7 @@ type r7plain struct {
 func (p *r7plain) CollectionName() string { return "r7_plains" }
 
 // Many goroutines make repositories of the same types and insert at once.
-func TestR7ConcurrentFirstInserts(t *testing.T) {
+func TestConcurrentFirstInserts(t *testing.T) {
 	db := srv.Database(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -106,7 +93,7 @@ func TestR7ConcurrentFirstInserts(t *testing.T) {
 
 // Failures: every path leaves unwritten models at zero and written ones
 // with their stored IDs.
-func TestR7FailurePaths(t *testing.T) {
+func TestFailurePaths(t *testing.T) {
 	bus, r, db := setup[*r7plain](t, nil)
 	anyListener(bus)
 	stored := &r7plain{Name: "stored"}
