@@ -23,16 +23,17 @@ type gen[T any] struct {
 	V                T `bson:"v"`
 }
 
-func (g *gen[T]) CollectionName() string { return "r7_gens" }
+func (g *gen[T]) CollectionName() string { return "setid_gens" }
 
-type r7plain struct {
+type setidPlain struct {
 	mgm.DefaultModel `bson:",inline"`
 	Name             string `bson:"name"`
 }
 
-func (p *r7plain) CollectionName() string { return "r7_plains" }
+func (p *setidPlain) CollectionName() string { return "setid_plains" }
 
-// Many goroutines make repositories of the same types and insert at once.
+// TestConcurrentFirstInserts: many goroutines make repositories of the
+// same types and insert at once; every ID is distinct and stored once.
 func TestConcurrentFirstInserts(t *testing.T) {
 	db := srv.Database(t)
 	var wg sync.WaitGroup
@@ -46,7 +47,7 @@ func TestConcurrentFirstInserts(t *testing.T) {
 			if g%2 == 0 {
 				anyListener(bus)
 			}
-			r, err := repo.New[*r7plain](bus, repo.WithDatabase(db))
+			r, err := repo.New[*setidPlain](bus, repo.WithDatabase(db))
 			if err != nil {
 				errs <- err
 				return
@@ -57,12 +58,12 @@ func TestConcurrentFirstInserts(t *testing.T) {
 				return
 			}
 			for i := range 5 {
-				m := &r7plain{Name: fmt.Sprint(g, "-", i)}
+				m := &setidPlain{Name: fmt.Sprint(g, "-", i)}
 				if err := r.Insert(ctx, m); err != nil {
 					errs <- err
 				}
 				ids <- m.ID
-				ms := []*r7plain{{Name: "m"}, {Name: "m"}}
+				ms := []*setidPlain{{Name: "m"}, {Name: "m"}}
 				if err := r.InsertMany(ctx, ms); err != nil {
 					errs <- err
 				}
@@ -85,36 +86,36 @@ func TestConcurrentFirstInserts(t *testing.T) {
 		require.False(t, id.IsZero())
 		require.False(t, seen[id], "duplicate %v", id)
 		seen[id] = true
-		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": id}))
+		assert.Equal(t, int64(1), count(t, db, "setid_plains", bson.M{"_id": id}))
 	}
-	assert.Equal(t, int64(len(seen)), count(t, db, "r7_plains", nil))
-	assert.Equal(t, int64(80), count(t, db, "r7_gens", nil))
+	assert.Equal(t, int64(len(seen)), count(t, db, "setid_plains", nil))
+	assert.Equal(t, int64(80), count(t, db, "setid_gens", nil))
 }
 
-// Failures: every path leaves unwritten models at zero and written ones
+// TestFailurePaths: every failing path leaves unwritten models at zero and written ones
 // with their stored IDs.
 func TestFailurePaths(t *testing.T) {
-	bus, r, db := setup[*r7plain](t, nil)
+	bus, r, db := setup[*setidPlain](t, nil)
 	anyListener(bus)
-	stored := &r7plain{Name: "stored"}
+	stored := &setidPlain{Name: "stored"}
 	require.NoError(t, r.Insert(ctx, stored))
 
 	// InsertMany partial failure.
-	dup := &r7plain{Name: "dup"}
+	dup := &setidPlain{Name: "dup"}
 	dup.ID = stored.ID
-	ms := []*r7plain{{Name: "a"}, {Name: "b"}, dup, {Name: "d"}}
+	ms := []*setidPlain{{Name: "a"}, {Name: "b"}, dup, {Name: "d"}}
 	err := r.InsertMany(ctx, ms)
 	require.True(t, mongo.IsDuplicateKeyError(err), "%v", err)
 	for _, m := range ms[:2] {
-		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": m.ID, "name": m.Name}))
+		assert.Equal(t, int64(1), count(t, db, "setid_plains", bson.M{"_id": m.ID, "name": m.Name}))
 	}
 	assert.Equal(t, stored.ID, dup.ID)
 	assert.True(t, ms[3].ID.IsZero())
-	assert.Equal(t, int64(3), count(t, db, "r7_plains", nil))
+	assert.Equal(t, int64(3), count(t, db, "setid_plains", nil))
 
 	// BulkWrite, ordered (the default): stops at the duplicate.
-	a, b := &r7plain{Name: "ba"}, &r7plain{Name: "bb"}
-	d2 := &r7plain{Name: "bdup"}
+	a, b := &setidPlain{Name: "ba"}, &setidPlain{Name: "bb"}
+	d2 := &setidPlain{Name: "bdup"}
 	d2.ID = stored.ID
 	_, err = r.BulkWrite(ctx, []mongo.WriteModel{
 		mongo.NewInsertOneModel().SetDocument(a),
@@ -122,24 +123,24 @@ func TestFailurePaths(t *testing.T) {
 		mongo.NewInsertOneModel().SetDocument(b),
 	}, nil)
 	require.Error(t, err)
-	assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": a.ID, "name": a.Name}))
+	assert.Equal(t, int64(1), count(t, db, "setid_plains", bson.M{"_id": a.ID, "name": a.Name}))
 	assert.True(t, b.ID.IsZero(), "not reached")
 	assert.Equal(t, stored.ID, d2.ID)
-	assert.Equal(t, int64(4), count(t, db, "r7_plains", nil))
+	assert.Equal(t, int64(4), count(t, db, "setid_plains", nil))
 	// Unordered: the others are written.
-	a, b = &r7plain{Name: "ua"}, &r7plain{Name: "ub"}
+	a, b = &setidPlain{Name: "ua"}, &setidPlain{Name: "ub"}
 	_, err = r.BulkWrite(ctx, []mongo.WriteModel{
 		mongo.NewInsertOneModel().SetDocument(a),
 		mongo.NewInsertOneModel().SetDocument(d2),
 		mongo.NewInsertOneModel().SetDocument(b),
 	}, options.BulkWrite().SetOrdered(false))
 	require.Error(t, err)
-	for _, m := range []*r7plain{a, b} {
-		assert.Equal(t, int64(1), count(t, db, "r7_plains", bson.M{"_id": m.ID, "name": m.Name}), m.Name)
+	for _, m := range []*setidPlain{a, b} {
+		assert.Equal(t, int64(1), count(t, db, "setid_plains", bson.M{"_id": m.ID, "name": m.Name}), m.Name)
 	}
 
 	// A listener failing at BeforeSave: Insert, Save of a new model, InsertMany.
-	bus2, r2, db2 := setup[*r7plain](t, nil)
+	bus2, r2, db2 := setup[*setidPlain](t, nil)
 	boom := errors.New("boom")
 	bus2.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		if e.Index == 1 || e.Batch == nil {
@@ -147,15 +148,15 @@ func TestFailurePaths(t *testing.T) {
 		}
 		return nil
 	}), events.On(events.BeforeSave))
-	m := &r7plain{Name: "x"}
+	m := &setidPlain{Name: "x"}
 	require.ErrorIs(t, r2.Insert(ctx, m), boom)
 	assert.True(t, m.ID.IsZero())
 	require.ErrorIs(t, r2.Save(ctx, m), boom)
 	assert.True(t, m.ID.IsZero())
-	ms = []*r7plain{{}, {}, {}}
+	ms = []*setidPlain{{}, {}, {}}
 	require.ErrorIs(t, r2.InsertMany(ctx, ms), boom)
 	for _, m := range ms {
 		assert.True(t, m.ID.IsZero())
 	}
-	assert.Zero(t, count(t, db2, "r7_plains", nil))
+	assert.Zero(t, count(t, db2, "setid_plains", nil))
 }

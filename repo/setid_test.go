@@ -29,15 +29,15 @@ func rawDoc(t *testing.T, db *mongo.Database, coll string, id any) bson.M {
 }
 
 // tenantKey's SetID derives Key from the tenant and the ID, when the model
-// has a tenant. A new (zero) model has none, so the per-type probe sees
-// SetID set only the _id field.
+// has a tenant: what it does depends on the model's state, so the
+// repository must call it for every insert.
 type tenantKey struct {
 	mgm.DefaultModel `bson:",inline"`
 	Tenant           string `bson:"tenant"`
 	Key              string `bson:"key"`
 }
 
-func (k *tenantKey) CollectionName() string { return "r7_tenant_keys" }
+func (k *tenantKey) CollectionName() string { return "setid_tenant_keys" }
 func (k *tenantKey) SetID(id any) {
 	k.DefaultModel.SetID(id)
 	if oid := id.(primitive.ObjectID); k.Tenant != "" && !oid.IsZero() {
@@ -47,6 +47,9 @@ func (k *tenantKey) SetID(id any) {
 	}
 }
 
+// TestSetIDDependingOnAnotherField: an insert with listeners calls the
+// model's SetID, so that what it derives from the model's other fields is
+// on the model and in the stored document.
 func TestSetIDDependingOnAnotherField(t *testing.T) {
 	bus, r, db := setup[*tenantKey](t, nil)
 	anyListener(bus)
@@ -56,7 +59,7 @@ func TestSetIDDependingOnAnotherField(t *testing.T) {
 	require.NoError(t, r.InsertMany(ctx, ms))
 	for _, m := range append(ms, m) {
 		assert.Equal(t, m.Tenant+"/"+m.ID.Hex(), m.Key, "SetID was not called")
-		assert.Equal(t, m.Tenant+"/"+m.ID.Hex(), rawDoc(t, db, "r7_tenant_keys", m.ID)["key"])
+		assert.Equal(t, m.Tenant+"/"+m.ID.Hex(), rawDoc(t, db, "setid_tenant_keys", m.ID)["key"])
 	}
 }
 
@@ -69,7 +72,7 @@ type withRef struct {
 	Tags             map[string]any `bson:"tags"`
 }
 
-func (w *withRef) CollectionName() string { return "r7_with_refs" }
+func (w *withRef) CollectionName() string { return "setid_with_refs" }
 func (w *withRef) SetID(id any) {
 	w.DefaultModel.SetID(id)
 	if w.Ref != nil {
@@ -80,6 +83,8 @@ func (w *withRef) SetID(id any) {
 	}
 }
 
+// TestSetIDThroughPointerAndMap: what SetID writes through a pointer field
+// and into a map field is on the model and, for the map, stored.
 func TestSetIDThroughPointerAndMap(t *testing.T) {
 	bus, r, db := setup[*withRef](t, nil)
 	anyListener(bus)
@@ -87,7 +92,7 @@ func TestSetIDThroughPointerAndMap(t *testing.T) {
 	require.NoError(t, r.Insert(ctx, m))
 	assert.Equal(t, m.ID, m.Ref.ID, "SetID's write through the pointer is missing")
 	assert.Equal(t, m.ID, m.Tags["self"], "SetID's write into the map is missing")
-	assert.Equal(t, bson.M{"self": m.ID}, rawDoc(t, db, "r7_with_refs", m.ID)["tags"])
+	assert.Equal(t, bson.M{"self": m.ID}, rawDoc(t, db, "setid_with_refs", m.ID)["tags"])
 }
 
 // registered's SetID registers the ID outside the model (an identity map).
@@ -100,7 +105,7 @@ type registered struct {
 	mgm.DefaultModel `bson:",inline"`
 }
 
-func (g *registered) CollectionName() string { return "r7_registered" }
+func (g *registered) CollectionName() string { return "setid_registered" }
 func (g *registered) SetID(id any) {
 	g.DefaultModel.SetID(id)
 	identity.Lock()
@@ -108,6 +113,8 @@ func (g *registered) SetID(id any) {
 	identity.Unlock()
 }
 
+// TestSetIDWithStateOutsideTheModel: repo.New calls no SetID, and an
+// insert calls it with the document's ID.
 func TestSetIDWithStateOutsideTheModel(t *testing.T) {
 	identity.ids = nil
 	bus, r, _ := setup[*registered](t, nil)
@@ -124,7 +131,7 @@ type strict struct {
 	mgm.DefaultModel `bson:",inline"`
 }
 
-func (s *strict) CollectionName() string { return "r7_stricts" }
+func (s *strict) CollectionName() string { return "setid_stricts" }
 func (s *strict) SetID(id any) {
 	if oid := id.(primitive.ObjectID); oid.IsZero() {
 		panic("strict: zero ID")
@@ -132,6 +139,9 @@ func (s *strict) SetID(id any) {
 	s.DefaultModel.SetID(id)
 }
 
+// TestUndoWithSetIDRefusingZero: when a listener fails the insert, a model
+// whose SetID refuses a zero ID gets its field back to zero, without a
+// panic, and nothing is stored.
 func TestUndoWithSetIDRefusingZero(t *testing.T) {
 	bus, r, db := setup[*strict](t, nil)
 	boom := errors.New("boom")
@@ -143,7 +153,7 @@ func TestUndoWithSetIDRefusingZero(t *testing.T) {
 	assert.True(t, m.ID.IsZero())
 	ms := []*strict{{}, {}}
 	assert.NotPanics(t, func() { err = r.InsertMany(ctx, ms) })
-	assert.Zero(t, count(t, db, "r7_stricts", nil))
+	assert.Zero(t, count(t, db, "setid_stricts", nil))
 }
 
 // stringSetID's SetID takes only strings although its _id is an ObjectID.
@@ -151,9 +161,12 @@ type stringSetID struct {
 	mgm.DefaultModel `bson:",inline"`
 }
 
-func (p *stringSetID) CollectionName() string { return "r7_string_set_ids" }
+func (p *stringSetID) CollectionName() string { return "setid_string_set_ids" }
 func (p *stringSetID) SetID(id any)           { p.DefaultModel.SetID(id.(string)) }
 
+// TestSetIDPanicsOnObjectID: a SetID that panics is an error naming SetID,
+// with or without listeners; without them the driver gave the ID, so the
+// document is stored.
 func TestSetIDPanicsOnObjectID(t *testing.T) {
 	for _, listen := range []bool{false, true} {
 		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
@@ -170,7 +183,7 @@ func TestSetIDPanicsOnObjectID(t *testing.T) {
 			if !listen {
 				stored = 1 // the driver gave the ID, and the write came before SetID
 			}
-			assert.Equal(t, stored, count(t, db, "r7_string_set_ids", nil))
+			assert.Equal(t, stored, count(t, db, "setid_string_set_ids", nil))
 		})
 	}
 }
@@ -181,8 +194,10 @@ type ptrModel struct {
 	Name              string `bson:"name"`
 }
 
-func (p *ptrModel) CollectionName() string { return "r7_ptr_models" }
+func (p *ptrModel) CollectionName() string { return "setid_ptr_models" }
 
+// TestNilEmbeddedDefaultModel: a nil embedded *mgm.DefaultModel, whose
+// hooks panic, is an error, not a panic.
 func TestNilEmbeddedDefaultModel(t *testing.T) {
 	bus, r, db := setup[*ptrModel](t, nil)
 	for _, listen := range []bool{false, true} {
@@ -194,10 +209,10 @@ func TestNilEmbeddedDefaultModel(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "hook panicked")
 	}
-	assert.Zero(t, count(t, db, "r7_ptr_models", nil))
+	assert.Zero(t, count(t, db, "setid_ptr_models", nil))
 	m := &ptrModel{DefaultModel: &mgm.DefaultModel{}, Name: "ok"}
 	require.NoError(t, r.Insert(ctx, m))
-	assert.Equal(t, int64(1), count(t, db, "r7_ptr_models", bson.M{"_id": m.ID}))
+	assert.Equal(t, int64(1), count(t, db, "setid_ptr_models", bson.M{"_id": m.ID}))
 }
 
 // lazyGet's GetID reads through a pointer that constructors set.
@@ -206,7 +221,7 @@ type lazyGet struct {
 	Meta *struct{ Kind string } `bson:"-"`
 }
 
-func (l *lazyGet) CollectionName() string        { return "r7_lazy_gets" }
+func (l *lazyGet) CollectionName() string        { return "setid_lazy_gets" }
 func (l *lazyGet) PrepareID(id any) (any, error) { return id, nil }
 func (l *lazyGet) GetID() any {
 	_ = l.Meta.Kind
@@ -214,6 +229,8 @@ func (l *lazyGet) GetID() any {
 }
 func (l *lazyGet) SetID(id any) { l.ID = id.(primitive.ObjectID) }
 
+// TestNewWithGetIDPanickingOnNewModel: repo.New accepts a model whose
+// GetID panics on a new model.
 func TestNewWithGetIDPanickingOnNewModel(t *testing.T) {
 	var err error
 	require.NotPanics(t, func() { _, err = repo.New[*lazyGet](events.NewBus(), repo.WithDatabase(srv.Database(t))) })
@@ -225,11 +242,15 @@ type valueSet struct {
 	ID primitive.ObjectID `bson:"_id,omitempty"`
 }
 
-func (v *valueSet) CollectionName() string        { return "r7_value_sets" }
+func (v *valueSet) CollectionName() string        { return "setid_value_sets" }
 func (v *valueSet) PrepareID(id any) (any, error) { return id, nil }
 func (v *valueSet) GetID() any                    { return v.ID }
-func (v valueSet) SetID(id any)                   { v.ID = id.(primitive.ObjectID) }
 
+//lint:ignore SA4005 a value receiver sets a copy: the model under test
+func (v valueSet) SetID(id any) { v.ID = id.(primitive.ObjectID) }
+
+// TestValueReceiverSetID: a SetID with a value receiver, which sets a
+// copy, is an error.
 func TestValueReceiverSetID(t *testing.T) {
 	for _, listen := range []bool{false, true} {
 		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
@@ -246,7 +267,7 @@ func TestValueReceiverSetID(t *testing.T) {
 			if !listen {
 				stored = 1 // the driver gave the ID, and the write came before SetID
 			}
-			assert.Equal(t, stored, count(t, db, "r7_value_sets", nil))
+			assert.Equal(t, stored, count(t, db, "setid_value_sets", nil))
 		})
 	}
 }
@@ -257,7 +278,7 @@ type hook struct {
 	OnID             func(primitive.ObjectID) `bson:"-"`
 }
 
-func (h *hook) CollectionName() string { return "r7_hooks" }
+func (h *hook) CollectionName() string { return "setid_hooks" }
 func (h *hook) SetID(id any) {
 	h.DefaultModel.SetID(id)
 	if h.OnID != nil {
@@ -265,6 +286,8 @@ func (h *hook) SetID(id any) {
 	}
 }
 
+// TestSetIDCallingAFuncField: SetID calls a func field of the model with
+// the new ID.
 func TestSetIDCallingAFuncField(t *testing.T) {
 	bus, r, _ := setup[*hook](t, nil)
 	anyListener(bus)
@@ -280,8 +303,10 @@ type twoIDs struct {
 	MyID             primitive.ObjectID `bson:"_id,omitempty"`
 }
 
-func (t2 *twoIDs) CollectionName() string { return "r7_two_ids" }
+func (t2 *twoIDs) CollectionName() string { return "setid_two_ids" }
 
+// TestTwoIDFields: repo.New refuses a model whose GetID reads another
+// ObjectID than the _id field its document stores.
 func TestTwoIDFields(t *testing.T) {
 	_, err := repo.New[*twoIDs](events.NewBus(), repo.WithDatabase(srv.Database(t)))
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)
