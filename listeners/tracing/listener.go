@@ -49,17 +49,17 @@ func (t *Tracing) TraceListener(ctx context.Context, e *events.Event, l events.L
 	}
 }
 
-// listenerKey names what a listener span's name and attributes come from:
-// the event type, and the listener's type and, for a ListenerFunc, its
-// function (opinfo.ListenerName).
+// listenerKey names what the name and attributes of a listener call's
+// event or span come from: the event type, and the listener's type and,
+// for a ListenerFunc, its function (opinfo.ListenerName).
 type listenerKey struct {
 	typ events.Type
 	lt  reflect.Type
 	pc  uintptr
 }
 
-// listenerAttrs returns the name and attributes of typ's span for l, made
-// once per listenerKey.
+// listenerAttrs returns the name of l's event or span for typ, and the
+// attributes of its span, made once per listenerKey.
 func (t *Tracing) listenerAttrs(typ events.Type, l events.Listener) *spanAttrs {
 	k := listenerKey{typ: typ, lt: reflect.TypeOf(l)}
 	if f, ok := l.(events.ListenerFunc); ok && f != nil {
