@@ -37,6 +37,11 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 			_, err := r.check(m, fmt.Sprintf("InsertMany(models[%d])", i)) // names the model only on failure
 			return err
 		}
+		if r.oid == nil {
+			if _, err := r.getID(m); err != nil {
+				return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", i, err))
+			}
+		}
 		mvs[i] = mv
 	}
 	for i, m := range ms {
@@ -83,12 +88,19 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 			if o != nil {
 				o.Inserted = int64(len(ms))
 			}
+			// Every document is stored: each model gets its ID, and a
+			// SetID that fails for one does not stop the others'; then
+			// AfterSave runs for all, without mgm's hooks, as Insert does.
+			var idErrs []error
 			for i, id := range res.InsertedIDs {
 				if u := &undos[from+i]; !u.genID {
 					if err := r.setID(ms[from+i], id, u.driverID); err != nil {
-						return r.wrap("InsertMany", fmt.Errorf("models[%d]: %w", from+i, err))
+						idErrs = append(idErrs, fmt.Errorf("models[%d]: %w", from+i, err))
 					}
 				}
+			}
+			if len(idErrs) > 0 {
+				return errors.Join(r.wrap("InsertMany", errors.Join(idErrs...)), r.savedPrefix(ctx, e, ms, docs))
 			}
 			break
 		}
@@ -124,19 +136,23 @@ func (r *Repository[T]) insertMany(ctx context.Context, o *events.Operation, ms 
 		err = r.wrap("InsertMany", fmt.Errorf("models[%d] failed; models[:%d] were written: %w", failed, failed, err))
 		return errors.Join(err, r.savedPrefix(ctx, e, ms[:failed], docs))
 	}
+	// Every model was stored: AfterSave and mgm's hooks run for each, and a
+	// failure of one does not keep the others from theirs.
+	var errs []error
 	for i, m := range ms {
 		if e != nil {
 			e.Model, e.Index = m, i
 			e.Document, _ = docs[i].(bson.Raw)
 			if err := r.publish(ctx, e, events.AfterSave); err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 		}
 		if err := afterCreate(ctx, m); err != nil {
-			return r.wrap("InsertMany", fmt.Errorf("model hook of models[%d] after the write: %w", i, err))
+			errs = append(errs, r.wrap("InsertMany", fmt.Errorf("model hook of models[%d] after the write: %w", i, err)))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // firstFailed returns the index of the first document an ordered

@@ -122,6 +122,7 @@ func idAgrees(s *model.Schema) (err error) {
 		return nil
 	}
 	probe := reflect.New(s.Struct)
+	fillEmbedded(probe.Elem())
 	fv, ferr := probe.Elem().FieldByIndexErr(f.Index)
 	if ferr != nil || !fv.CanSet() {
 		return nil
@@ -142,4 +143,35 @@ func idAgrees(s *model.Schema) (err error) {
 			s.Type, f.Name, ErrInvalidArgument)
 	}
 	return nil
+}
+
+// fillEmbedded gives each nil pointer to an embedded struct in v, a struct,
+// a new struct, at any depth, so that promoted methods such as an embedded
+// *mgm.DefaultModel's GetID can run on a new model.
+func fillEmbedded(v reflect.Value) {
+	for i := range v.NumField() {
+		sf, fv := v.Type().Field(i), v.Field(i)
+		if !sf.Anonymous || !fv.CanSet() {
+			continue
+		}
+		switch {
+		case fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct:
+			if fv.IsNil() {
+				fv.Set(reflect.New(fv.Type().Elem()))
+			}
+			fillEmbedded(fv.Elem())
+		case fv.Kind() == reflect.Struct:
+			fillEmbedded(fv)
+		}
+	}
+}
+
+// getID returns m's GetID, turning its panic into an error.
+func (r *Repository[T]) getID(m T) (id any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v.GetID panicked: %v: %w", r.schema.Type, v, ErrInvalidArgument)
+		}
+	}()
+	return m.GetID(), nil
 }

@@ -187,8 +187,10 @@ type Repository[T mgm.Model] struct {
 
 // New returns the repository for T. It parses and validates T's tags now,
 // lets the bus's listeners prepare for T (AutoKeys checks its sequences),
-// and fails on any mistake rather than at the first write. bus may be nil
-// for no events.
+// and fails on any mistake rather than at the first write, such as a
+// GetID that returns another ObjectID than the _id field the document
+// stores (mgm.DefaultModel embedded beside an _id field of the type's
+// own). bus may be nil for no events.
 func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	s, err := model.For[T]()
 	if err != nil {
@@ -350,11 +352,17 @@ func (r *Repository[T]) publish(ctx context.Context, e *events.Event, t events.T
 	return nil
 }
 
-// check returns m's value, or an error for a nil model.
+// check returns m's value, or an error for a nil model, or for one whose
+// GetID panics.
 func (r *Repository[T]) check(m T, method string) (reflect.Value, error) {
 	v := reflect.ValueOf(m)
 	if !v.IsValid() || v.IsNil() {
 		return v, fmt.Errorf("repo %s: %s(nil %v): %w", r.coll.Name(), method, r.schema.Type, ErrNilModel)
+	}
+	if r.oid == nil { // a GetID the repository has not seen work (see objectIDField)
+		if _, err := r.getID(m); err != nil {
+			return v, fmt.Errorf("repo %s: %s: %w", r.coll.Name(), method, err)
+		}
 	}
 	return v, nil
 }

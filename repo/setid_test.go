@@ -207,7 +207,7 @@ func TestNilEmbeddedDefaultModel(t *testing.T) {
 		var err error
 		require.NotPanics(t, func() { err = r.Insert(ctx, &ptrModel{Name: "nil"}) }, "listener %v", listen)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "hook panicked")
+		assert.Contains(t, err.Error(), "panicked")
 	}
 	assert.Zero(t, count(t, db, "setid_ptr_models", nil))
 	m := &ptrModel{DefaultModel: &mgm.DefaultModel{}, Name: "ok"}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
 	"go.mongodb.org/mongo-driver/bson"
@@ -278,13 +279,42 @@ type undo struct {
 }
 
 // takeID gives m back the zero ObjectID it had before prepare gave it
-// one, through SetID; if SetID refuses (panics), in its field, when the
-// repository knows it (objectIDField).
+// one, through SetID; if SetID refuses (panics), in its _id field.
+
+// zeroIDField zeroes the ObjectID field stored as _id in v, a struct,
+// looking through embedded structs and non-nil embedded pointers (an
+// embedded *mgm.DefaultModel) as the driver encodes them, and reports
+// whether it found one. The shallowest wins, as in the driver.
+func zeroIDField(v reflect.Value) bool {
+	var embedded []reflect.Value
+	for i := range v.NumField() {
+		sf, fv := v.Type().Field(i), v.Field(i)
+		if name, _, _ := strings.Cut(sf.Tag.Get("bson"), ","); name == "_id" && fv.Type() == oidType && fv.CanSet() {
+			fv.Set(reflect.Zero(oidType))
+			return true
+		}
+		if sf.Anonymous {
+			if fv.Kind() == reflect.Pointer && !fv.IsNil() {
+				fv = fv.Elem()
+			}
+			if fv.Kind() == reflect.Struct {
+				embedded = append(embedded, fv)
+			}
+		}
+	}
+	for _, fv := range embedded {
+		if zeroIDField(fv) {
+			return true
+		}
+	}
+	return false
+}
 func (r *Repository[T]) takeID(m T, mv reflect.Value) {
 	defer func() {
-		if recover() != nil && r.oid != nil {
-			r.oid.Value(mv.Elem()).Set(reflect.Zero(r.oid.Type))
+		if recover() == nil {
+			return
 		}
+		zeroIDField(mv.Elem())
 	}()
 	m.SetID(primitive.NilObjectID)
 }
