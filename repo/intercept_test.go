@@ -322,11 +322,11 @@ func TestNoInterceptorCostsNothing(t *testing.T) {
 	require.NoError(t, err)
 	veto := context.WithValue(ctx, vetoKey{}, true)
 	m := &plain{Name: "x"}
-	insert := testing.AllocsPerRun(100, func() { _ = r.Insert(veto, m) })
-	body := testing.AllocsPerRun(100, func() { _ = r.InsertBody(veto, m) })
+	insert := leastAllocs(func() { _ = r.Insert(veto, m) })
+	body := leastAllocs(func() { _ = r.InsertBody(veto, m) })
 	assert.Equal(t, body, insert, "Insert")
-	find := testing.AllocsPerRun(100, func() { _, _ = r.FindOne(veto, bson.D{}) })
-	body = testing.AllocsPerRun(100, func() { _, _ = r.FindOneBody(veto, bson.D{}) })
+	find := leastAllocs(func() { _, _ = r.FindOne(veto, bson.D{}) })
+	body = leastAllocs(func() { _, _ = r.FindOneBody(veto, bson.D{}) })
 	assert.Equal(t, body, find, "FindOne")
 
 	insert = testing.AllocsPerRun(50, func() { require.NoError(t, r.Insert(ctx, &plain{Name: "x"})) })
@@ -334,6 +334,18 @@ func TestNoInterceptorCostsNothing(t *testing.T) {
 	find = testing.AllocsPerRun(50, func() { _, _ = r.FindOne(ctx, bson.M{"name": "x"}) })
 	findBody := testing.AllocsPerRun(50, func() { _, _ = r.FindOneBody(ctx, bson.M{"name": "x"}) })
 	t.Logf("with the server: Insert %.0f allocs, its body %.0f; FindOne %.0f, its body %.0f", insert, body, find, findBody)
+}
+
+// leastAllocs returns the fewest allocations per call of f in three runs
+// of testing.AllocsPerRun: it counts every allocation in the process, and
+// the clients and the server of other tests allocate now and then in the
+// background, which only ever adds.
+func leastAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(100, f)
+	for range 2 {
+		least = min(least, testing.AllocsPerRun(100, f))
+	}
+	return least
 }
 
 // newID returns a model base with an ID no document has.
