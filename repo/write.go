@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -278,43 +279,44 @@ type undo struct {
 	filter     any
 }
 
-// takeID gives m back the zero ObjectID it had before prepare gave it
-// one, through SetID; if SetID refuses (panics), in its _id field.
-
 // zeroIDField zeroes the ObjectID field stored as _id in v, a struct,
-// looking through embedded structs and non-nil embedded pointers (an
-// embedded *mgm.DefaultModel) as the driver encodes them, and reports
-// whether it found one. The shallowest wins, as in the driver.
+// looking through inline structs and non-nil inline pointers (an embedded
+// *mgm.DefaultModel) as the driver encodes them, and reports whether it
+// found one. The shallowest wins, as in the driver.
 func zeroIDField(v reflect.Value) bool {
-	var embedded []reflect.Value
+	var inline []reflect.Value
 	for i := range v.NumField() {
 		sf, fv := v.Type().Field(i), v.Field(i)
-		if name, _, _ := strings.Cut(sf.Tag.Get("bson"), ","); name == "_id" && fv.Type() == oidType && fv.CanSet() {
+		name, opts, _ := strings.Cut(sf.Tag.Get("bson"), ",")
+		if name == "_id" && fv.Type() == oidType && fv.CanSet() {
 			fv.Set(reflect.Zero(oidType))
 			return true
 		}
-		if sf.Anonymous {
-			if fv.Kind() == reflect.Pointer && !fv.IsNil() {
-				fv = fv.Elem()
-			}
-			if fv.Kind() == reflect.Struct {
-				embedded = append(embedded, fv)
-			}
+		if !slices.Contains(strings.Split(opts, ","), "inline") {
+			continue
+		}
+		if fv.Kind() == reflect.Pointer && !fv.IsNil() {
+			fv = fv.Elem()
+		}
+		if fv.Kind() == reflect.Struct {
+			inline = append(inline, fv)
 		}
 	}
-	for _, fv := range embedded {
+	for _, fv := range inline {
 		if zeroIDField(fv) {
 			return true
 		}
 	}
 	return false
 }
+
+// takeID gives m back the zero ObjectID it had before prepare gave it
+// one, through SetID; if SetID refuses (panics), in its _id field.
 func (r *Repository[T]) takeID(m T, mv reflect.Value) {
 	defer func() {
-		if recover() == nil {
-			return
+		if recover() != nil {
+			zeroIDField(mv.Elem())
 		}
-		zeroIDField(mv.Elem())
 	}()
 	m.SetID(primitive.NilObjectID)
 }
