@@ -25,8 +25,9 @@ type idmTwoIDsPtr struct {
 
 func (m *idmTwoIDsPtr) CollectionName() string { return "idm_two_ids_ptr" }
 
-// TestTwoIDFieldsEmbeddedByPointer: New must refuse it as it refuses
-// twoIDs; if it accepts, an insert names one ID and stores another.
+// TestTwoIDFieldsEmbeddedByPointer: New refuses it as it refuses twoIDs,
+// looking through the nil embedded pointer of a new model; were it
+// accepted, an insert would name one ID and store another.
 func TestTwoIDFieldsEmbeddedByPointer(t *testing.T) {
 	db := srv.Database(t)
 	bus := events.NewBus()
@@ -73,7 +74,7 @@ func (s *idmStrictNoOmit) SetID(id any) {
 	s.ID = id.(primitive.ObjectID)
 }
 
-// TestUndoStrictSetIDWithoutField: a failed insert must leave the model's
+// TestUndoStrictSetIDWithoutField: a failed insert leaves the model's
 // ID at zero even when SetID refuses zero, for the models whose _id field
 // objectIDField does not report (pointer-embedded DefaultModel, no
 // omitempty).
@@ -106,7 +107,7 @@ func TestUndoStrictSetIDWithoutField(t *testing.T) {
 
 // TestGetIDPanicsAtInsert: lazyGet's GetID panics while Meta is nil.
 // New accepts the type (TestNewWithGetIDPanickingOnNewModel); an insert
-// must return an error, not panic.
+// returns an error, and does not panic.
 func TestGetIDPanicsAtInsert(t *testing.T) {
 	for _, listen := range []bool{false, true} {
 		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
@@ -138,7 +139,7 @@ func (b *idmBadSet) SetID(id any) {
 
 // TestInsertManyDriverIDsAfterAFailingSetID: without listeners the
 // driver gives the IDs; when one model's SetID panics after the write,
-// the models after it are stored but never get their IDs.
+// the models after it, stored too, still get theirs.
 func TestInsertManyDriverIDsAfterAFailingSetID(t *testing.T) {
 	_, r, db := setup[*idmBadSet](t, nil)
 	ms := []*idmBadSet{{}, {Bad: true}, {}}
@@ -165,7 +166,7 @@ func (s *idmStrID) GetID() any                    { return s.ID }
 func (s *idmStrID) SetID(id any)                  { s.ID = id.(string) }
 
 // TestInsertManyAfterSaveWhenSetIDFailsAfterTheWrite: Insert publishes
-// AfterSave for a stored document whose SetID then failed; InsertMany must
+// AfterSave for a stored document whose SetID then failed; InsertMany does
 // too, for every model it stored.
 func TestInsertManyAfterSaveWhenSetIDFailsAfterTheWrite(t *testing.T) {
 	bus, r, db := setup[*idmStrID](t, nil)
@@ -199,7 +200,7 @@ func (c *idmCreated) Created() error {
 }
 
 // TestInsertManyAfterSaveWhenAHookPanicsAfterTheWrite: all models are
-// stored; AfterSave must reach every one of them even when the Created
+// stored; AfterSave reaches every one of them even when the Created
 // hook of the first panics.
 func TestInsertManyAfterSaveWhenAHookPanicsAfterTheWrite(t *testing.T) {
 	bus, r, db := setup[*idmCreated](t, nil)
