@@ -19,6 +19,38 @@ import (
 
 var oidType = reflect.TypeFor[primitive.ObjectID]()
 
+// probe returns a new model of s, with nil embedded struct pointers
+// filled when fill, and its _id field when that is a settable
+// primitive.ObjectID the new model reaches; ok is false otherwise.
+func probe(s *model.Schema, fill bool) (m mgm.Model, f *model.Field, fv reflect.Value, ok bool) {
+	f = s.ID
+	if f == nil || f.Type != oidType {
+		return nil, nil, fv, false
+	}
+	p := reflect.New(s.Struct)
+	if fill {
+		fillEmbedded(p.Elem())
+	}
+	fv, err := p.Elem().FieldByIndexErr(f.Index)
+	if err != nil || !fv.CanSet() {
+		return nil, nil, fv, false // through a nil embedded pointer, or an unexported field
+	}
+	m, ok = p.Interface().(mgm.Model)
+	return m, f, fv, ok
+}
+
+// getsID reports whether m's GetID returns the ObjectID its field fv is
+// set to, and what it returned; a GetID that panics (it needs what a new
+// model lacks) returns nothing.
+func getsID(m mgm.Model, fv reflect.Value) (same bool, got any) {
+	defer func() { _ = recover() }()
+	set := primitive.NewObjectID()
+	fv.Set(reflect.ValueOf(set))
+	got = m.GetID()
+	id, ok := got.(primitive.ObjectID)
+	return ok && id == set, got
+}
+
 // objectIDField returns s's _id field when an insert may read it in place
 // of GetID and leave a zero one to the driver: the field is a settable
 // primitive.ObjectID, the model's GetID returns it (checked on a new
@@ -27,27 +59,15 @@ var oidType = reflect.TypeFor[primitive.ObjectID]()
 // ObjectID, as mgm's Create relies on. Otherwise, and when GetID panics on
 // a new model, it returns nil.
 func objectIDField(s *model.Schema, reg *bsoncodec.Registry) (f *model.Field) {
-	f = s.ID
-	if f == nil || f.Type != oidType {
-		return nil
-	}
-	probe := reflect.New(s.Struct)
-	fv, err := probe.Elem().FieldByIndexErr(f.Index)
-	if err != nil || !fv.CanSet() {
-		return nil // through a nil embedded pointer, or an unexported field
-	}
-	m, ok := probe.Interface().(mgm.Model)
+	m, f, fv, ok := probe(s, false)
 	if !ok {
 		return nil
 	}
 	defer func() {
 		if recover() != nil {
-			f = nil // GetID needs what a new model lacks
+			f = nil // the model's encoding needs what a new model lacks
 		}
 	}()
-	if id, ok := m.GetID().(primitive.ObjectID); !ok || !id.IsZero() {
-		return nil
-	}
 	raw, err := bsonio.Marshal(reg, m)
 	if err != nil {
 		return nil
@@ -55,9 +75,7 @@ func objectIDField(s *model.Schema, reg *bsoncodec.Registry) (f *model.Field) {
 	if _, err := raw.LookupErr("_id"); err == nil {
 		return nil // a zero ID would be stored as such
 	}
-	set := primitive.NewObjectID()
-	fv.Set(reflect.ValueOf(set))
-	if id, ok := m.GetID().(primitive.ObjectID); !ok || id != set {
+	if same, _ := getsID(m, fv); !same {
 		return nil
 	}
 	return f
@@ -73,19 +91,30 @@ func (r *Repository[T]) giveID(m T, mv reflect.Value, id primitive.ObjectID) (er
 		}
 	}()
 	m.SetID(id)
-	if held := (r.oid != nil && r.fieldID(mv) == id) || (r.oid == nil && r.holdsID(m, mv, id)); !held {
+	if !r.holdsOID(m, mv, id) {
 		return fmt.Errorf("%v.SetID(%v) did not set the model's ID (a SetID with a value receiver sets a copy): %w", r.schema.Type, id, ErrInvalidArgument)
 	}
 	return nil
 }
 
-// holdsID reports whether m's ID is id: its field's value where
-// objectIDField found the field, else what GetID returns.
+// holdsID reports whether m's ID is id (see holdsOID; another type of ID
+// is compared with what GetID returns).
 func (r *Repository[T]) holdsID(m T, mv reflect.Value, id any) bool {
-	if oid, ok := id.(primitive.ObjectID); ok && r.oid != nil {
-		return r.fieldID(mv) == oid
+	if oid, ok := id.(primitive.ObjectID); ok {
+		return r.holdsOID(m, mv, oid)
 	}
 	return reflect.DeepEqual(m.GetID(), id)
+}
+
+// holdsOID reports whether m's ID is the ObjectID id: its field's value
+// where objectIDField found the field, without copying it to the heap,
+// else what GetID returns.
+func (r *Repository[T]) holdsOID(m T, mv reflect.Value, id primitive.ObjectID) bool {
+	if r.oid != nil {
+		return r.fieldID(mv) == id
+	}
+	got, ok := m.GetID().(primitive.ObjectID)
+	return ok && got == id
 }
 
 // zeroObjectID reports whether m's ID is a zero ObjectID, and whether the
@@ -115,32 +144,18 @@ func (r *Repository[T]) fieldID(mv reflect.Value) primitive.ObjectID {
 // idAgrees refuses a model whose GetID returns another ObjectID than the
 // _id field its document stores (a struct that embeds mgm.DefaultModel
 // and declares an _id field of its own): its inserts would name one ID
-// and store another.
-func idAgrees(s *model.Schema) (err error) {
-	f := s.ID
-	if f == nil || f.Type != oidType {
-		return nil
-	}
-	probe := reflect.New(s.Struct)
-	fillEmbedded(probe.Elem())
-	fv, ferr := probe.Elem().FieldByIndexErr(f.Index)
-	if ferr != nil || !fv.CanSet() {
-		return nil
-	}
-	m, ok := probe.Interface().(mgm.Model)
+// and store another. A GetID that panics on a new model, with its
+// embedded pointers filled, leaves nothing to compare.
+func idAgrees(s *model.Schema) error {
+	m, f, fv, ok := probe(s, true)
 	if !ok {
 		return nil
 	}
-	defer func() {
-		if recover() != nil {
-			err = nil // GetID needs what a new model lacks: nothing to compare
+	if same, got := getsID(m, fv); !same {
+		if _, oid := got.(primitive.ObjectID); oid {
+			return fmt.Errorf("%v stores field %s as its _id, but its GetID returns another ObjectID (from a second _id field, such as mgm.DefaultModel's, which the document does not store): %w",
+				s.Type, f.Name, ErrInvalidArgument)
 		}
-	}()
-	set := primitive.NewObjectID()
-	fv.Set(reflect.ValueOf(set))
-	if id, ok := m.GetID().(primitive.ObjectID); ok && id != set {
-		return fmt.Errorf("%v stores field %s as its _id, but its GetID returns another ObjectID (from a second _id field, such as mgm.DefaultModel's, which the document does not store): %w",
-			s.Type, f.Name, ErrInvalidArgument)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package repo_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // idmTwoIDsPtr embeds *mgm.DefaultModel and declares its own _id: GetID
@@ -109,18 +109,12 @@ func TestUndoStrictSetIDWithoutField(t *testing.T) {
 // New accepts the type (TestNewWithGetIDPanickingOnNewModel); an insert
 // returns an error, and does not panic.
 func TestGetIDPanicsAtInsert(t *testing.T) {
-	for _, listen := range []bool{false, true} {
-		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
-			bus, r, db := setup[*lazyGet](t, nil)
-			if listen {
-				anyListener(bus)
-			}
-			var err error
-			require.NotPanics(t, func() { err = r.Insert(ctx, &lazyGet{}) })
-			require.Error(t, err)
-			assert.Zero(t, count(t, db, "setid_lazy_gets", nil))
-		})
-	}
+	listeningOrNot(t, func(t *testing.T, r *repo.Repository[*lazyGet], db *mongo.Database, listen bool) {
+		var err error
+		require.NotPanics(t, func() { err = r.Insert(ctx, &lazyGet{}) })
+		require.Error(t, err)
+		assert.Zero(t, count(t, db, "setid_lazy_gets", nil))
+	})
 }
 
 // idmBadSet's SetID panics for a model marked Bad; the others take the ID.

@@ -21,6 +21,20 @@ func anyListener(bus *events.Bus) {
 	bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }), events.On(events.BeforeConvert))
 }
 
+// listeningOrNot runs f in a subtest for a new repository of T without
+// listeners, and in another for one with a BeforeConvert listener.
+func listeningOrNot[T mgm.Model](t *testing.T, f func(t *testing.T, r *repo.Repository[T], db *mongo.Database, listen bool)) {
+	for _, listen := range []bool{false, true} {
+		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
+			bus, r, db := setup[T](t, nil)
+			if listen {
+				anyListener(bus)
+			}
+			f(t, r, db, listen)
+		})
+	}
+}
+
 func rawDoc(t *testing.T, db *mongo.Database, coll string, id any) bson.M {
 	t.Helper()
 	var m bson.M
@@ -168,24 +182,18 @@ func (p *stringSetID) SetID(id any)           { p.DefaultModel.SetID(id.(string)
 // with or without listeners; without them the driver gave the ID, so the
 // document is stored.
 func TestSetIDPanicsOnObjectID(t *testing.T) {
-	for _, listen := range []bool{false, true} {
-		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
-			bus, r, db := setup[*stringSetID](t, nil)
-			if listen {
-				anyListener(bus)
-			}
-			var err error
-			require.NotPanics(t, func() { err = r.Insert(ctx, &stringSetID{}) })
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), "SetID")
-			assert.Contains(t, err.Error(), "panicked")
-			stored := int64(0)
-			if !listen {
-				stored = 1 // the driver gave the ID, and the write came before SetID
-			}
-			assert.Equal(t, stored, count(t, db, "setid_string_set_ids", nil))
-		})
-	}
+	listeningOrNot(t, func(t *testing.T, r *repo.Repository[*stringSetID], db *mongo.Database, listen bool) {
+		var err error
+		require.NotPanics(t, func() { err = r.Insert(ctx, &stringSetID{}) })
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "SetID")
+		assert.Contains(t, err.Error(), "panicked")
+		stored := int64(0)
+		if !listen {
+			stored = 1 // the driver gave the ID, and the write came before SetID
+		}
+		assert.Equal(t, stored, count(t, db, "setid_string_set_ids", nil))
+	})
 }
 
 // ptrModel embeds mgm.DefaultModel by pointer.
@@ -252,24 +260,18 @@ func (v valueSet) SetID(id any) { v.ID = id.(primitive.ObjectID) }
 // TestValueReceiverSetID: a SetID with a value receiver, which sets a
 // copy, is an error.
 func TestValueReceiverSetID(t *testing.T) {
-	for _, listen := range []bool{false, true} {
-		t.Run(fmt.Sprint("listener=", listen), func(t *testing.T) {
-			bus, r, db := setup[*valueSet](t, nil)
-			if listen {
-				anyListener(bus)
-			}
-			m := &valueSet{}
-			err := r.Insert(ctx, m)
-			require.ErrorIs(t, err, repo.ErrInvalidArgument)
-			assert.Contains(t, err.Error(), "value receiver")
-			assert.True(t, m.ID.IsZero())
-			stored := int64(0)
-			if !listen {
-				stored = 1 // the driver gave the ID, and the write came before SetID
-			}
-			assert.Equal(t, stored, count(t, db, "setid_value_sets", nil))
-		})
-	}
+	listeningOrNot(t, func(t *testing.T, r *repo.Repository[*valueSet], db *mongo.Database, listen bool) {
+		m := &valueSet{}
+		err := r.Insert(ctx, m)
+		require.ErrorIs(t, err, repo.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "value receiver")
+		assert.True(t, m.ID.IsZero())
+		stored := int64(0)
+		if !listen {
+			stored = 1 // the driver gave the ID, and the write came before SetID
+		}
+		assert.Equal(t, stored, count(t, db, "setid_value_sets", nil))
+	})
 }
 
 // hook's SetID calls a func field when set.
