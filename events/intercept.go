@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -112,11 +113,7 @@ func (b *Bus) Intercepts(mt reflect.Type) bool {
 func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Context) error) error {
 	var chain []*registration
 	if p := b.load(); p != nil && o != nil {
-		for _, r := range p.interceptors {
-			if r.model == nil || r.model == o.ModelType {
-				chain = append(chain, r)
-			}
-		}
+		chain = interceptorsFor(p.interceptors, o.ModelType)
 	}
 	if len(chain) == 0 {
 		return next(ctx)
@@ -132,6 +129,23 @@ func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Con
 			c.chain[c.reached.Load()-1].l, o.Method, o.ModelType, o.Collection)
 	}
 	return opErr // an interceptor cannot hide the operation's failure
+}
+
+// interceptorsFor returns those of all registered for model type mt: all
+// itself, without allocating, when each is.
+func interceptorsFor(all []*registration, mt reflect.Type) []*registration {
+	for i, r := range all {
+		if r.model != nil && r.model != mt {
+			chain := slices.Clip(all[:i])
+			for _, r := range all[i+1:] {
+				if r.model == nil || r.model == mt {
+					chain = append(chain, r)
+				}
+			}
+			return chain
+		}
+	}
+	return all
 }
 
 func (b *Bus) load() *lists {
@@ -248,7 +262,8 @@ func (c *chainCall) intercept(ctx context.Context, i int) (err error) {
 // traced calls l as call does, after the TraceListener of each tracer
 // registered for e's model type, and ends what they began with its error.
 func traced(ctx context.Context, tracers []*registration, l Listener, e *Event) (err error) {
-	var ends []func(error)
+	var buf [2]func(error) // without allocating, for up to two tracers
+	ends := buf[:0]
 	defer func() {
 		for i := len(ends) - 1; i >= 0; i-- {
 			if perr := endTrace(ends[i], err); err == nil {
@@ -276,7 +291,7 @@ func startTrace(ctx context.Context, t ListenerTracer, e *Event, l Listener) (_ 
 		}
 	}()
 	c, end := t.TraceListener(ctx, e, l)
-	if c == nil {
+	if c == nil || c == ctx {
 		return ctx, end, nil
 	}
 	return guard(c, ctx), end, nil // the caller keys stay the caller's

@@ -55,14 +55,19 @@ func TestInterceptorsWrapInOrder(t *testing.T) {
 	bus.Register(&wrapper{name: "b", log: &log})
 	bus.Register(&wrapper{name: "a", log: &log}, events.Order(-1))
 	bus.Register(&wrapper{name: "orders", log: &log}, events.ForModel[*order]())
+	bus.Register(&wrapper{name: "c", log: &log})
 	assert.True(t, bus.Intercepts(userType))
 	err := bus.Intercept(context.Background(), insertOp(), func(ctx context.Context) error {
-		log = append(log, fmt.Sprintf("op sees a=%v b=%v", ctx.Value(ctxKey("a")), ctx.Value(ctxKey("b"))))
+		log = append(log, fmt.Sprintf("op sees a=%v b=%v c=%v", ctx.Value(ctxKey("a")), ctx.Value(ctxKey("b")), ctx.Value(ctxKey("c"))))
 		return errNope
 	})
 	assert.ErrorIs(t, err, errNope)
-	assert.Equal(t, []string{"a begins Insert", "b begins Insert", "op sees a=true b=true",
-		"b ends Insert: nope", "a ends Insert: nope"}, log)
+	assert.Equal(t, []string{"a begins Insert", "b begins Insert", "c begins Insert", "op sees a=true b=true c=true",
+		"c ends Insert: nope", "b ends Insert: nope", "a ends Insert: nope"}, log)
+	log = nil
+	require.NoError(t, bus.Intercept(context.Background(), &events.Operation{Method: "Insert", ModelType: orderType}, func(context.Context) error { return nil }))
+	assert.Equal(t, []string{"a begins Insert", "b begins Insert", "orders begins Insert", "c begins Insert",
+		"c ends Insert: <nil>", "orders ends Insert: <nil>", "b ends Insert: <nil>", "a ends Insert: <nil>"}, log)
 }
 
 // TestNoInterceptors: without interceptors for the model, Intercepts is

@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -43,11 +44,12 @@ type spanAttrs struct {
 }
 
 // opAttrs are what every span and measurement of one opKey share, made
-// once: the span's name and attributes, and their set for the duration of
-// a successful operation.
+// once: the span's name and attributes, the options that start it, and
+// the option that gives the duration of a successful operation their set.
 type opAttrs struct {
 	spanAttrs
-	set attribute.Set
+	start  []trace.SpanStartOption // read only
+	record []metric.RecordOption   // read only
 }
 
 // attrsOf returns the attributes of o's operation.
@@ -65,7 +67,12 @@ func (t *Tracing) attrsOf(o *events.Operation) *opAttrs {
 	if o.ModelType != nil {
 		attrs = append(attrs, attrModel.String(o.ModelType.String()))
 	}
-	a, _ := t.ops.LoadOrStore(k, &opAttrs{spanAttrs{o.Method + " " + o.Collection, slices.Clip(attrs)}, attribute.NewSet(attrs...)})
+	attrs = slices.Clip(attrs)
+	a, _ := t.ops.LoadOrStore(k, &opAttrs{
+		spanAttrs: spanAttrs{o.Method + " " + o.Collection, attrs},
+		start:     []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)},
+		record:    []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))},
+	})
 	return a.(*opAttrs)
 }
 
@@ -73,8 +80,7 @@ func (t *Tracing) attrsOf(o *events.Operation) *opAttrs {
 func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(context.Context) error) error {
 	a := t.attrsOf(o)
 	start := time.Now()
-	ctx, span := t.tracer.Start(ctx, a.name,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(a.attrs...))
+	ctx, span := t.tracer.Start(ctx, a.name, a.start...)
 	err := next(ctx)
 	d := time.Since(start)
 	failed := err != nil && !(errors.Is(err, mongo.ErrNoDocuments) && finds(o.Op))
@@ -84,12 +90,13 @@ func (t *Tracing) Intercept(ctx context.Context, o *events.Operation, next func(
 			fail(span, err)
 		}
 	}
-	span.End(trace.WithTimestamp(start.Add(d)))
-	set := a.set
+	span.End()
+	record := a.record
 	if failed {
-		set = attribute.NewSet(append(slices.Clip(a.attrs), semconv.ErrorTypeKey.String(opinfo.ErrorType(err)))...)
+		record = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(
+			append(slices.Clip(a.attrs), semconv.ErrorTypeKey.String(opinfo.ErrorType(err)))...))}
 	}
-	t.duration.RecordSet(ctx, d.Seconds(), set)
+	t.duration.Float64Histogram.Record(ctx, d.Seconds(), record...)
 	return err
 }
 

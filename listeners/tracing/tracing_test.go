@@ -285,7 +285,8 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 }
 
 // TestSpanTimesTheOperation: the span covers the whole operation, and the
-// measurement is its duration.
+// measurement is its duration, but for the moments it takes to start and
+// end the span (the SDK reads its own clock).
 func TestSpanTimesTheOperation(t *testing.T) {
 	g := newRig(t, false)
 	require.NoError(t, g.accounts.Insert(ctx, &Account{Email: "a@x"}))
@@ -295,7 +296,8 @@ func TestSpanTimesTheOperation(t *testing.T) {
 	assert.Positive(t, d)
 	h := g.collect(t)["db.client.operation.duration"].Data.(metricdata.Histogram[float64])
 	require.Len(t, h.DataPoints, 1)
-	assert.InDelta(t, d.Seconds(), h.DataPoints[0].Sum, 1e-9)
+	assert.Positive(t, h.DataPoints[0].Sum)
+	assert.InDelta(t, d.Seconds(), h.DataPoints[0].Sum, 2e-3)
 }
 
 // exceptions returns the exception events of s, without the events of its
