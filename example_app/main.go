@@ -8,7 +8,9 @@
 //	go run ./example_app                   # demo on the embedded server
 //	go run ./example_app -data ./shopdata  # keep the data: numbers continue next run
 //	go run ./example_app -uri mongodb://localhost:27017/?replicaSet=rs0
+//	go run ./example_app -server-process   # the embedded server in a child process
 //	go run ./example_app bench             # the benchmark; see -h
+//	go run ./example_app serve             # only the embedded server, until interrupted
 package main
 
 import (
@@ -23,23 +25,30 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "bench" {
-		os.Exit(benchMain(os.Args[2:], os.Stdout, os.Stderr))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "bench":
+			os.Exit(benchMain(os.Args[2:], os.Stdout, os.Stderr))
+		case "serve":
+			os.Exit(serveMain(os.Args[2:], os.Stdout))
+		}
 	}
 	os.Exit(demoMain(os.Args[1:], os.Stdout))
 }
 
 // serverFlags are the flags both commands share.
 type serverFlags struct {
-	uri  string
-	data string
-	db   string
+	uri     string
+	data    string
+	db      string
+	process bool
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, defaultDB string) {
 	fs.StringVar(&f.uri, "uri", os.Getenv(mongotest.EnvURI), "MongoDB URI; empty runs the embedded server (default $"+mongotest.EnvURI+")")
 	fs.StringVar(&f.data, "data", "", "keep the embedded server's data in this directory")
 	fs.StringVar(&f.db, "db", defaultDB, "database name")
+	fs.BoolVar(&f.process, "server-process", false, "run the embedded server in a child process (this program's serve command), apart from this one as a deployment has it")
 }
 
 // start returns the server's URI and a function that stops it.
@@ -48,11 +57,21 @@ func (f *serverFlags) start(ctx context.Context, out io.Writer) (string, func(),
 		fmt.Fprintf(out, "server: MongoDB at %s\n", f.uri)
 		return f.uri, func() {}, nil
 	}
-	opts := []mongotest.Option{mongotest.IgnoreEnv()}
 	where := "a temporary directory (use -data DIR to keep it)"
 	if f.data != "" {
-		opts = append(opts, mongotest.WithDataDir(f.data))
 		where = f.data
+	}
+	if f.process {
+		uri, stop, err := startProcess(ctx, f.data)
+		if err != nil {
+			return "", nil, err
+		}
+		fmt.Fprintf(out, "server: embedded FerretDB in a child process at %s, data in %s\n", uri, where)
+		return uri, stop, nil
+	}
+	opts := []mongotest.Option{mongotest.IgnoreEnv()}
+	if f.data != "" {
+		opts = append(opts, mongotest.WithDataDir(f.data))
 	}
 	s, err := mongotest.NewServer(ctx, opts...)
 	if err != nil {
