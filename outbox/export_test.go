@@ -1,5 +1,7 @@
 package outbox
 
+import "time"
+
 // WithAtomicWrites makes a relay write as on a server that applies
 // filtered writes atomically, or not, whatever the server says: the tests
 // run the conditional writes on a single-connection client of the embedded
@@ -9,3 +11,7 @@ func WithAtomicWrites(atomic bool) RelayOption { return func(c *relayConfig) { c
 // WithMaxHung sets how many abandoned publishes may still run before the
 // relay stops publishing (MaxHungPublishes by default).
 func WithMaxHung(n int64) RelayOption { return func(c *relayConfig) { c.maxHung = n } }
+
+// WithCountEvery sets how often at most a Drain counts the pending events
+// (ten seconds by default).
+func WithCountEvery(d time.Duration) RelayOption { return func(c *relayConfig) { c.countEvery = d } }

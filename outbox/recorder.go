@@ -34,7 +34,7 @@ type Recorder struct {
 type Recorded struct {
 	ID   string    // a UUIDv7, the Message.ID it is delivered with
 	Type string    // as given to Record
-	Time time.Time // when it was recorded, in UTC, to the millisecond BSON keeps
+	Time time.Time // when it was recorded, in UTC, to the millisecond: the one its ID holds
 	Data any       // as given to Record; stored as a BSON document
 }
 
@@ -43,11 +43,14 @@ type Recorded struct {
 // nil. It is stored by the model's next write; data that does not encode
 // makes that write fail with an error that names typ.
 func (r *Recorder) Record(typ string, data any) {
+	at := time.Now().UTC().Truncate(time.Millisecond)
 	id, err := uuid.NewV7()
 	if err != nil {
 		id = uuid.Nil // refused when stored
+	} else {
+		at = time.Unix(id.Time().UnixTime()).UTC() // the millisecond the ID holds, which the relay counts from
 	}
-	r.events = append(r.events, Recorded{ID: id.String(), Type: typ, Time: time.Now().UTC().Truncate(time.Millisecond), Data: data})
+	r.events = append(r.events, Recorded{ID: id.String(), Type: typ, Time: at, Data: data})
 }
 
 // Recorded returns the events recorded and not yet stored, in order.

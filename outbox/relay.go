@@ -45,8 +45,9 @@ type relayConfig struct {
 	poll        time.Duration
 	batch       int
 	logger      *slog.Logger
-	atomic      *bool // set by tests: how the server applies filtered writes
-	maxHung     int64 // publishes running at once, hung ones included, before the relay starts no more
+	atomic      *bool         // set by tests: how the server applies filtered writes
+	maxHung     int64         // publishes running at once, hung ones included, before the relay starts no more
+	countEvery  time.Duration // how often at most a Drain counts the pending events; tests shorten it
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -143,6 +144,7 @@ type Relay struct {
 
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
+	pending, oldest, lastPending                atomic.Int64 // the last count of undelivered events, unix milliseconds of the oldest, unix nanoseconds of the count
 	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
 	running                                     atomic.Int64 // publishes started that have not returned, hung ones included
 }
@@ -153,7 +155,7 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 	if db == nil || p == nil {
 		return nil, fmt.Errorf("%w: NewRelay needs a database and a publisher", ErrInvalidRelay)
 	}
-	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes}
+	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes, countEvery: 10 * time.Second}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -183,12 +185,22 @@ type Stats struct {
 	DeadLetters  int64 // messages in DeadLetters when last counted, by any relay
 	Removed      int64 // deleted documents removed once their events were out
 	Hung         int64 // publishes abandoned at their deadline that have not returned yet
+	// Pending is how many undelivered events the collections the relay
+	// serves held when it last counted them, and Oldest when the oldest
+	// of them was recorded (zero when none). A Drain counts them after its
+	// deliveries, at most every ten seconds.
+	Pending int64
+	Oldest  time.Time
 }
 
 // Stats returns the relay's counts.
 func (r *Relay) Stats() Stats {
-	return Stats{Delivered: r.delivered.Load(), Failed: r.failed.Load(), DeadLettered: r.dead.Load(),
-		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load(), Hung: r.hung.Load()}
+	s := Stats{Delivered: r.delivered.Load(), Failed: r.failed.Load(), DeadLettered: r.dead.Load(),
+		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load(), Hung: r.hung.Load(), Pending: r.pending.Load()}
+	if ms := r.oldest.Load(); ms != 0 {
+		s.Oldest = time.UnixMilli(ms).UTC()
+	}
+	return s
 }
 
 // Run delivers what is due, again and again, until ctx ends, and then
@@ -239,6 +251,7 @@ func (r *Relay) Drain(ctx context.Context) (int, error) {
 	}
 	r.leases.prune(ctx)
 	r.countDead(ctx, false)
+	r.countPending(ctx, colls)
 	return total, errors.Join(errs...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -431,4 +432,45 @@ func typesOf2(ms []outbox.Message) []string {
 		out = append(out, m.Type)
 	}
 	return out
+}
+
+// TestRelayCountsPending: a Drain counts the undelivered events of the
+// collections it serves, in backoff or not, and when the oldest of them was
+// recorded; once it has delivered them, it counts none.
+func TestRelayCountsPending(t *testing.T) {
+	orders, db := setup(t, nil)
+	first := &order{Status: "placed"}
+	first.Record("one", nil)
+	first.Record("two", nil)
+	oldest := first.Recorded()[0].Time
+	require.NoError(t, orders.Insert(ctx, first))
+	second := &order{Status: "placed"}
+	second.Record("three", nil)
+	require.NoError(t, orders.Insert(ctx, second))
+
+	var down atomic.Bool
+	down.Store(true)
+	p := &recorder{fail: func(outbox.Message) error {
+		if down.Load() {
+			return errors.New("broker down")
+		}
+		return nil
+	}}
+	relay := newRelay(t, db, p, outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithCountEvery(0))
+	assert.Zero(t, relay.Stats().Pending, "nothing counted before a Drain")
+	_, err := relay.Drain(ctx)
+	require.NoError(t, err)
+	st := relay.Stats()
+	assert.EqualValues(t, 3, st.Pending)
+	assert.Equal(t, oldest, st.Oldest)
+
+	down.Store(false)
+	for range 3 {
+		_, err = relay.Drain(ctx)
+		require.NoError(t, err)
+	}
+	assert.Len(t, p.take(), 3)
+	st = relay.Stats()
+	assert.Zero(t, st.Pending)
+	assert.True(t, st.Oldest.IsZero())
 }

@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/sequence"
@@ -44,10 +45,17 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 		hung, err := meter.Int64ObservableGauge("mgmevents.outbox.hung", metric.WithUnit("{publish}"),
 			metric.WithDescription("Outbox publishes the relays gave up on at their deadline that have not returned."))
 		errs = append(errs, err)
-		insts = append(insts, delivered, failed, dead, waiting, hung)
+		pending, err := meter.Int64ObservableGauge("mgmevents.outbox.pending", metric.WithUnit("{event}"),
+			metric.WithDescription("Undelivered outbox events in the collections the relays serve when they last counted them."))
+		errs = append(errs, err)
+		age, err := meter.Float64ObservableGauge("mgmevents.outbox.oldest_pending_age", metric.WithUnit("s"),
+			metric.WithDescription("How long ago the oldest of the undelivered outbox events was recorded; 0 when none."))
+		errs = append(errs, err)
+		insts = append(insts, delivered, failed, dead, waiting, hung, pending, age)
 		read = append(read, func(o metric.Observer) {
 			var s outbox.Stats
-			var most int64
+			var most, mostPending int64
+			var oldest time.Time
 			for _, r := range relays {
 				rs := r.Stats()
 				s.Delivered += rs.Delivered
@@ -55,12 +63,22 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 				s.DeadLettered += rs.DeadLettered
 				s.Hung += rs.Hung
 				most = max(most, rs.DeadLetters)
+				mostPending = max(mostPending, rs.Pending)
+				if !rs.Oldest.IsZero() && (oldest.IsZero() || rs.Oldest.Before(oldest)) {
+					oldest = rs.Oldest
+				}
 			}
 			o.ObserveInt64(delivered, s.Delivered)
 			o.ObserveInt64(failed, s.Failed)
 			o.ObserveInt64(dead, s.DeadLettered)
 			o.ObserveInt64(waiting, most)
 			o.ObserveInt64(hung, s.Hung)
+			o.ObserveInt64(pending, mostPending)
+			var a float64
+			if !oldest.IsZero() {
+				a = max(time.Since(oldest).Seconds(), 0)
+			}
+			o.ObserveFloat64(age, a)
 		})
 	}
 	if err := errors.Join(errs...); err != nil || len(insts) == 0 {

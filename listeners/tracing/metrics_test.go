@@ -100,6 +100,58 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 	assert.Equal(t, st.DeadLettered, sum(t, ms, "mgmevents.outbox.dead_lettered"))
 	assert.Equal(t, st.DeadLetters, sum(t, ms, "mgmevents.outbox.dead_letters"))
 	assert.Equal(t, st.Hung, sum(t, ms, "mgmevents.outbox.hung"))
+	assert.Zero(t, sum(t, ms, "mgmevents.outbox.pending"))
+	assert.Zero(t, gauge(t, ms, "mgmevents.outbox.oldest_pending_age"))
+}
+
+// gauge returns the value of a float64 gauge with one data point.
+func gauge(t *testing.T, ms map[string]metricdata.Metrics, name string) float64 {
+	t.Helper()
+	m, ok := ms[name]
+	require.True(t, ok, "metric %s", name)
+	d, ok := m.Data.(metricdata.Gauge[float64])
+	require.True(t, ok, "%s is a %T", name, m.Data)
+	require.Len(t, d.DataPoints, 1, name)
+	return d.DataPoints[0].Value
+}
+
+// TestPendingMetrics: the events a relay could not deliver are pending,
+// and the age of the oldest grows from when it was recorded.
+func TestPendingMetrics(t *testing.T) {
+	bus := events.NewBus()
+	bus.Register(outbox.New())
+	one := srv.AtomicDatabase(t)
+	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
+	require.NoError(t, err)
+	before := time.Now()
+	for range 2 {
+		o := &Order{Status: "placed"}
+		o.Record("placed", nil)
+		require.NoError(t, orders.Insert(ctx, o))
+	}
+	relay, err := outbox.NewRelay(one, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return errors.New("broker down") }),
+		outbox.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	_, err = relay.Drain(ctx)
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(ctx)
+	tracing.New(tracing.WithMeterProvider(mp), tracing.WithRelay(relay))
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	ms := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			ms[m.Name] = m
+		}
+	}
+	assert.EqualValues(t, 2, sum(t, ms, "mgmevents.outbox.pending"))
+	age := gauge(t, ms, "mgmevents.outbox.oldest_pending_age")
+	assert.GreaterOrEqual(t, age, 0.02)
+	assert.LessOrEqual(t, age, time.Since(before).Seconds()+0.001)
 }
 
 // TestAsyncListenerTraced: an async listener on a traced bus gets its

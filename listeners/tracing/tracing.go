@@ -125,8 +125,12 @@ func WithRelay(r *outbox.Relay) Option {
 //     mgmevents.sequence.round_trips (counter round trips);
 //   - with WithRelay, mgmevents.outbox.delivered, mgmevents.outbox.failed
 //     (publish attempts) and mgmevents.outbox.dead_lettered, counted by the
-//     relays, and mgmevents.outbox.dead_letters, the messages waiting in
-//     outbox.DeadLetters when a relay last counted them.
+//     relays, mgmevents.outbox.dead_letters, the messages waiting in
+//     outbox.DeadLetters when a relay last counted them,
+//     mgmevents.outbox.pending, the undelivered events when the relays
+//     last counted them (the largest count), and
+//     mgmevents.outbox.oldest_pending_age, in seconds since the oldest of
+//     them was recorded (0 when none).
 //
 // An instrument the meter refuses is reported to otel.Handle and left out.
 func New(opts ...Option) *Tracing {
