@@ -113,8 +113,14 @@ func attrs(kvs []attribute.KeyValue) map[string]any {
 // collect returns the metrics read now.
 func (g *rig) collect(t *testing.T) map[string]metricdata.Metrics {
 	t.Helper()
+	return collect(t, g.reader)
+}
+
+// collect returns the metrics reader has, by name.
+func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
-	require.NoError(t, g.reader.Collect(ctx, &rm))
+	require.NoError(t, reader.Collect(ctx, &rm))
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {

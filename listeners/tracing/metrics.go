@@ -19,6 +19,11 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 		errs = append(errs, err)
 		return c
 	}
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, err := meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
 	var insts []metric.Observable
 	var read []func(metric.Observer)
 	if a != nil {
@@ -39,15 +44,9 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 		delivered := counter("mgmevents.outbox.delivered", "{message}", "Outbox messages published and removed from their documents.")
 		failed := counter("mgmevents.outbox.failed", "{attempt}", "Outbox publish attempts that failed.")
 		dead := counter("mgmevents.outbox.dead_lettered", "{message}", "Outbox messages the relays moved to the dead letters.")
-		waiting, err := meter.Int64ObservableGauge("mgmevents.outbox.dead_letters", metric.WithUnit("{message}"),
-			metric.WithDescription("Outbox messages in the dead letters when a relay last counted them."))
-		errs = append(errs, err)
-		hung, err := meter.Int64ObservableGauge("mgmevents.outbox.hung", metric.WithUnit("{publish}"),
-			metric.WithDescription("Outbox publishes the relays gave up on at their deadline that have not returned."))
-		errs = append(errs, err)
-		pending, err := meter.Int64ObservableGauge("mgmevents.outbox.pending", metric.WithUnit("{event}"),
-			metric.WithDescription("Undelivered outbox events in the collections the relays serve when they last counted them."))
-		errs = append(errs, err)
+		waiting := gauge("mgmevents.outbox.dead_letters", "{message}", "Outbox messages in the dead letters when a relay last counted them.")
+		hung := gauge("mgmevents.outbox.hung", "{publish}", "Outbox publishes the relays gave up on at their deadline that have not returned.")
+		pending := gauge("mgmevents.outbox.pending", "{event}", "Undelivered outbox events in the collections the relays serve when they last counted them.")
 		age, err := meter.Float64ObservableGauge("mgmevents.outbox.oldest_pending_age", metric.WithUnit("s"),
 			metric.WithDescription("How long ago the oldest of the undelivered outbox events was recorded; 0 when none."))
 		errs = append(errs, err)

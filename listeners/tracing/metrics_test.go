@@ -76,14 +76,7 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 	defer mp.Shutdown(ctx)
 	tracing.New(tracing.WithMeterProvider(mp), tracing.WithAllocator(g.keys.Allocator()), tracing.WithRelay(relay))
 	require.NoError(t, g.keys.Close(ctx)) // gives the block's unused numbers back
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(ctx, &rm))
-	ms := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			ms[m.Name] = m
-		}
-	}
+	ms := collect(t, reader)
 	as := g.keys.Allocator().Stats()
 	assert.Positive(t, as.GivenBack)
 	assert.EqualValues(t, 3, as.HandedOut)
@@ -140,14 +133,7 @@ func TestPendingMetrics(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(ctx)
 	tracing.New(tracing.WithMeterProvider(mp), tracing.WithRelay(relay))
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(ctx, &rm))
-	ms := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			ms[m.Name] = m
-		}
-	}
+	ms := collect(t, reader)
 	assert.EqualValues(t, 2, sum(t, ms, "mgmevents.outbox.pending"))
 	age := gauge(t, ms, "mgmevents.outbox.oldest_pending_age")
 	assert.GreaterOrEqual(t, age, 0.02)
