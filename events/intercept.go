@@ -291,10 +291,18 @@ func startTrace(ctx context.Context, t ListenerTracer, e *Event, l Listener) (_ 
 		}
 	}()
 	c, end := t.TraceListener(ctx, e, l)
-	if c == nil || c == ctx {
+	if c == nil || sameContext(c, ctx) {
 		return ctx, end, nil
 	}
 	return guard(c, ctx), end, nil // the caller keys stay the caller's
+}
+
+// sameContext reports whether a and b are one context. A context whose
+// value cannot be compared (a struct holding a map, say) counts as
+// another, since == would panic.
+func sameContext(a, b context.Context) bool {
+	va := reflect.ValueOf(a)
+	return va.Type() == reflect.TypeOf(b) && va.Comparable() && a == b
 }
 
 func endTrace(end func(error), err error) (perr error) {
