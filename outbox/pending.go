@@ -54,4 +54,5 @@ func (r *Relay) countPending(ctx context.Context, colls []string) {
 	}
 	r.pending.Store(n)
 	r.oldest.Store(at)
+	r.counted.Store(now)
 }

@@ -144,7 +144,7 @@ type Relay struct {
 
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
-	pending, oldest, lastPending                atomic.Int64 // the last count of undelivered events, unix milliseconds of the oldest, unix nanoseconds of the count
+	pending, oldest, lastPending, counted       atomic.Int64 // the last count of undelivered events, unix milliseconds of the oldest, unix nanoseconds of the last try and of the count
 	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
 	running                                     atomic.Int64 // publishes started that have not returned, hung ones included
 }
@@ -186,11 +186,13 @@ type Stats struct {
 	Removed      int64 // deleted documents removed once their events were out
 	Hung         int64 // publishes abandoned at their deadline that have not returned yet
 	// Pending is how many undelivered events the collections the relay
-	// serves held when it last counted them, and Oldest when the oldest
-	// of them was recorded (zero when none). A Drain counts them after its
-	// deliveries, at most every ten seconds.
+	// serves held when it last counted them, at Counted, and Oldest when
+	// the oldest of them was recorded (zero when none). A Drain counts
+	// them after its deliveries, at most every ten seconds; Counted is
+	// zero until then.
 	Pending int64
 	Oldest  time.Time
+	Counted time.Time
 }
 
 // Stats returns the relay's counts.
@@ -199,6 +201,9 @@ func (r *Relay) Stats() Stats {
 		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load(), Hung: r.hung.Load(), Pending: r.pending.Load()}
 	if ms := r.oldest.Load(); ms != 0 {
 		s.Oldest = time.UnixMilli(ms).UTC()
+	}
+	if ns := r.counted.Load(); ns != 0 {
+		s.Counted = time.Unix(0, ns).UTC()
 	}
 	return s
 }

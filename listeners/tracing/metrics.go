@@ -46,15 +46,14 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 		dead := counter("mgmevents.outbox.dead_lettered", "{message}", "Outbox messages the relays moved to the dead letters.")
 		waiting := gauge("mgmevents.outbox.dead_letters", "{message}", "Outbox messages in the dead letters when a relay last counted them.")
 		hung := gauge("mgmevents.outbox.hung", "{publish}", "Outbox publishes the relays gave up on at their deadline that have not returned.")
-		pending := gauge("mgmevents.outbox.pending", "{event}", "Undelivered outbox events in the collections the relays serve when they last counted them.")
+		pending := gauge("mgmevents.outbox.pending", "{event}", "Undelivered outbox events in the collections a relay serves, as the relay that counted last counted them.")
 		age, err := meter.Float64ObservableGauge("mgmevents.outbox.oldest_pending_age", metric.WithUnit("s"),
-			metric.WithDescription("How long ago the oldest of the undelivered outbox events was recorded; 0 when none."))
+			metric.WithDescription("How long ago the oldest of those undelivered outbox events was recorded; 0 when none."))
 		errs = append(errs, err)
 		insts = append(insts, delivered, failed, dead, waiting, hung, pending, age)
 		read = append(read, func(o metric.Observer) {
-			var s outbox.Stats
-			var most, mostPending int64
-			var oldest time.Time
+			var s, last outbox.Stats // last: of the relay that counted the pending events last
+			var most int64
 			for _, r := range relays {
 				rs := r.Stats()
 				s.Delivered += rs.Delivered
@@ -62,9 +61,8 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 				s.DeadLettered += rs.DeadLettered
 				s.Hung += rs.Hung
 				most = max(most, rs.DeadLetters)
-				mostPending = max(mostPending, rs.Pending)
-				if !rs.Oldest.IsZero() && (oldest.IsZero() || rs.Oldest.Before(oldest)) {
-					oldest = rs.Oldest
+				if rs.Counted.After(last.Counted) {
+					last = rs
 				}
 			}
 			o.ObserveInt64(delivered, s.Delivered)
@@ -72,10 +70,10 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 			o.ObserveInt64(dead, s.DeadLettered)
 			o.ObserveInt64(waiting, most)
 			o.ObserveInt64(hung, s.Hung)
-			o.ObserveInt64(pending, mostPending)
+			o.ObserveInt64(pending, last.Pending)
 			var a float64
-			if !oldest.IsZero() {
-				a = max(time.Since(oldest).Seconds(), 0)
+			if !last.Oldest.IsZero() {
+				a = max(time.Since(last.Oldest).Seconds(), 0)
 			}
 			o.ObserveFloat64(age, a)
 		})

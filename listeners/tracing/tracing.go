@@ -127,8 +127,8 @@ func WithRelay(r *outbox.Relay) Option {
 //     (publish attempts) and mgmevents.outbox.dead_lettered, counted by the
 //     relays, mgmevents.outbox.dead_letters, the messages waiting in
 //     outbox.DeadLetters when a relay last counted them,
-//     mgmevents.outbox.pending, the undelivered events when the relays
-//     last counted them (the largest count), and
+//     mgmevents.outbox.pending, the undelivered events as the relay that
+//     counted last counted them (outbox.Stats.Counted), and
 //     mgmevents.outbox.oldest_pending_age, in seconds since the oldest of
 //     them was recorded (0 when none).
 //
