@@ -58,16 +58,27 @@ func serveMain(args []string, out io.Writer) int {
 // startProcess runs the embedded server in a child process, this program
 // run as serve, and returns its URI and a function that stops it. The
 // child stops when this process ends, however it ends: its standard input
-// closes then.
-func startProcess(ctx context.Context, data string) (string, func(), error) {
+// closes then. Without data, the child keeps its data in a temporary
+// directory that stop removes once the child has ended.
+func startProcess(ctx context.Context, data string) (uri string, stop func(), err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", nil, fmt.Errorf("server process: %w", err)
 	}
-	args := []string{"serve", "-until-stdin-closes"}
-	if data != "" {
-		args = append(args, "-data", data)
+	cleanup := func() {}
+	if data == "" {
+		if data, err = os.MkdirTemp("", "mgmevents-serve-"); err != nil {
+			return "", nil, fmt.Errorf("server process: %w", err)
+		}
+		dir := data
+		cleanup = func() { _ = os.RemoveAll(dir) }
+		defer func() {
+			if err != nil {
+				cleanup()
+			}
+		}()
 	}
+	args := []string{"serve", "-until-stdin-closes", "-data", data}
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -81,7 +92,7 @@ func startProcess(ctx context.Context, data string) (string, func(), error) {
 	if err := cmd.Start(); err != nil {
 		return "", nil, fmt.Errorf("server process: %w", err)
 	}
-	stop := func() {
+	stop = func() {
 		_ = stdin.Close()
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
@@ -91,6 +102,7 @@ func startProcess(ctx context.Context, data string) (string, func(), error) {
 			_ = cmd.Process.Kill()
 			<-done
 		}
+		cleanup()
 	}
 	lines := make(chan string, 1)
 	go func() {

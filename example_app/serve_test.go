@@ -23,9 +23,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestServerProcess: -server-process runs the embedded server in another
-// process, which serves until stopped, and is gone then.
+// process, which serves until stopped, and is gone then, with its data.
 func TestServerProcess(t *testing.T) {
 	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	uri, stop, err := startProcess(ctx, "")
 	require.NoError(t, err)
 	stopped := false
@@ -46,8 +48,14 @@ func TestServerProcess(t *testing.T) {
 	_, err = client.Database("serve_test").Collection("c").InsertOne(ctx, bson.M{"a": 1})
 	require.NoError(t, err)
 
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the server's data directory")
 	stop()
 	stopped = true
+	entries, err = os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the server's data directory is removed")
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	gone, err := mongo.Connect(pctx, options.Client().ApplyURI(uri).SetServerSelectionTimeout(time.Second))
