@@ -67,11 +67,11 @@ func benchInsert(env *benchEnv) ([]figure, error) {
 	}, nil
 }
 
-// benchMgm: mgm's own Create against the repository with three listeners,
-// on mgm's client and collection.
 // busyWork is the client CPU busy_5us_ratio adds before each Create.
 const busyWork = 5 * time.Microsecond
 
+// benchMgm: mgm's own Create against the repository with three listeners,
+// on mgm's client and collection.
 func benchMgm(env *benchEnv) ([]figure, error) {
 	mbus := events.NewBus()
 	for range 3 {

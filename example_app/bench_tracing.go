@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +92,7 @@ func bareSDK(tp trace.TracerProvider, mp metric.MeterProvider, env *benchEnv) (*
 		semconv.DBNamespace(env.db.Name()),
 		semconv.DBCollectionName(env.users.Collection().Name()),
 		semconv.DBOperationName("Insert"),
-		attribute.String("mgmevents.model", "*main.User"),
+		attribute.String("mgmevents.model", reflect.TypeFor[*User]().String()),
 	}
 	set := attribute.NewSet(attrs...)
 	name := "Insert " + env.users.Collection().Name()

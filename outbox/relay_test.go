@@ -456,21 +456,27 @@ func TestRelayCountsPending(t *testing.T) {
 		}
 		return nil
 	}}
-	relay := newRelay(t, db, p, outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithCountEvery(0))
+	relay := newRelay(t, db, p, outbox.WithBackoff(func(int) time.Duration { return time.Hour }), outbox.WithCountEvery(0))
 	assert.Zero(t, relay.Stats().Pending, "nothing counted before a Drain")
-	_, err := relay.Drain(ctx)
-	require.NoError(t, err)
-	st := relay.Stats()
-	assert.EqualValues(t, 3, st.Pending)
-	assert.Equal(t, oldest, st.Oldest)
+	for range 2 { // the second finds the documents in backoff, and counts them still
+		_, err := relay.Drain(ctx)
+		require.NoError(t, err)
+		st := relay.Stats()
+		assert.EqualValues(t, 3, st.Pending)
+		assert.Equal(t, oldest, st.Oldest)
+	}
+	assert.Empty(t, p.take())
+	assert.EqualValues(t, 2, relay.Stats().Failed, "the second Drain tries nothing: the documents wait")
 
 	down.Store(false)
+	_, err := orders.Collection().UpdateMany(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: outbox.Field + ".hold", Value: time.Now().Add(-time.Second)}}}})
+	require.NoError(t, err) // the backoff ends
 	for range 3 {
 		_, err = relay.Drain(ctx)
 		require.NoError(t, err)
 	}
 	assert.Len(t, p.take(), 3)
-	st = relay.Stats()
+	st := relay.Stats()
 	assert.Zero(t, st.Pending)
 	assert.True(t, st.Oldest.IsZero())
 }

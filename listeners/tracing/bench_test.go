@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ func bare(b testing.TB, tp trace.TracerProvider, mp metric.MeterProvider, db str
 		b.Fatal(err)
 	}
 	attrs := []attribute.KeyValue{semconv.DBSystemNameMongoDB, semconv.DBNamespace(db), semconv.DBCollectionName("accounts"),
-		semconv.DBOperationName("Insert"), attribute.String("mgmevents.model", "*tracing_test.Account")}
+		semconv.DBOperationName("Insert"), attribute.String("mgmevents.model", reflect.TypeFor[*Account]().String())}
 	set := attribute.NewSet(attrs...)
 	return func(ctx context.Context) error {
 		start := time.Now()
