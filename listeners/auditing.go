@@ -47,7 +47,7 @@ type Auditor func(ctx context.Context) (any, error)
 type Auditing struct {
 	auditor Auditor
 	now     func() time.Time
-	fields  sync.Map // reflect.Type -> []model.AuditField
+	fields  sync.Map // reflect.Type -> audited
 }
 
 // NewAuditing returns the listener. It applies WithAuditor and WithClock.
@@ -225,12 +225,13 @@ var (
 // its audit-tagged fields, and the CreatedAt and UpdatedAt of an embedded
 // mgm.DateFields (mgm.DefaultModel's created_at and updated_at).
 func (l *Auditing) audited(t reflect.Type) (*model.Schema, []model.AuditField, error) {
+	if v, ok := l.fields.Load(t); ok {
+		a := v.(audited)
+		return a.schema, a.fields, nil
+	}
 	s, err := model.Of(t)
 	if err != nil {
 		return nil, nil, err
-	}
-	if v, ok := l.fields.Load(t); ok {
-		return s, v.([]model.AuditField), nil
 	}
 	audit := s.Audit
 	for _, f := range s.Fields {
@@ -242,8 +243,16 @@ func (l *Auditing) audited(t reflect.Type) (*model.Schema, []model.AuditField, e
 			audit = append(slices.Clip(audit), model.AuditField{Field: f, Kind: k})
 		}
 	}
-	v, _ := l.fields.LoadOrStore(t, audit)
-	return s, v.([]model.AuditField), nil
+	v, _ := l.fields.LoadOrStore(t, audited{s, audit})
+	a := v.(audited)
+	return a.schema, a.fields, nil
+}
+
+// audited is what Auditing keeps of a model type: its schema, and the
+// fields it fills.
+type audited struct {
+	schema *model.Schema
+	fields []model.AuditField
 }
 
 func setTime(fv reflect.Value, t time.Time) {

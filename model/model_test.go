@@ -68,8 +68,34 @@ func TestSchemaIsCachedAndParsedOnce(t *testing.T) {
 	}
 	wg.Wait()
 	for _, s := range got {
-		assert.Same(t, got[0], s, "concurrent first use shares one parse")
+		assert.Equal(t, got[0], s, "concurrent first use gives equal schemas")
 	}
+}
+
+// TestSchemaCopiesShareNothing changes everything reachable from one
+// schema Of returned; the next call returns the schema as parsed.
+func TestSchemaCopiesShareNothing(t *testing.T) {
+	type Shared struct {
+		mgm.DefaultModel `bson:",inline"`
+		Tenant           string    `bson:"tenant" tenant:"id"`
+		N                string    `bson:"n" auto:"inc,format=N-{seq:3}"`
+		V                int64     `bson:"v" auto:"version"`
+		Email            string    `bson:"email" encrypt:"eq"`
+		Gone             time.Time `bson:"gone" softdelete:"at"`
+	}
+	want, err := model.For[*Shared]()
+	require.NoError(t, err)
+	s, err := model.For[*Shared]()
+	require.NoError(t, err)
+	s.Collection, s.ID.BSON, s.Tenant.BSON, s.Version.Seq = "x", "x", "x", "x"
+	s.Auto[0].Format.Prefix, s.Auto[0].Index[0], s.Fields[0].Index[0] = "x", 9, 9
+	s.Encrypted[0].Eq, s.Audit[0].Kind = false, 0
+	s.Fields, s.Auto, s.Audit, s.Encrypted, s.Tenant, s.Version, s.ID = nil, nil, nil, nil, nil, nil, nil
+	again, err := model.For[*Shared]()
+	require.NoError(t, err)
+	assert.Equal(t, want, again)
+	assert.Equal(t, "tenant", again.Tenant.BSON)
+	assert.Same(t, &again.Auto[1], again.Version, "Version points into the copy's Auto")
 }
 
 type withCollName struct {

@@ -19,7 +19,8 @@ import (
 // pointer to a struct implementing mgm.Model.
 var ErrUnsupportedType = errors.New("model: unsupported model type")
 
-// Schema describes one model type. It is immutable once returned by Of.
+// Schema describes one model type. Of returns a new copy on every call:
+// changing one changes nothing for anyone else.
 type Schema struct {
 	// Type is the model type as repositories use it, a pointer to Struct.
 	Type reflect.Type
@@ -72,8 +73,10 @@ var cache sync.Map // reflect.Type -> *entry
 
 // Of returns the schema of model type t, a pointer to a struct that
 // implements mgm.Model. The first call for a type parses it; concurrent first
-// calls wait for that one parse, and later calls return the cached result,
-// error included.
+// calls wait for that one parse, and later calls copy the cached result,
+// error included. Each call returns a copy of its own, so that no caller
+// can change what another, a policy say, reads: callers on a hot path
+// keep the copy they got.
 func Of(t reflect.Type) (*Schema, error) {
 	if t == nil {
 		return nil, fmt.Errorf("model: nil type: %w", ErrUnsupportedType)
@@ -84,7 +87,10 @@ func Of(t reflect.Type) (*Schema, error) {
 	}
 	en := e.(*entry)
 	en.once.Do(func() { en.s, en.err = parse(t) })
-	return en.s, en.err
+	if en.err != nil {
+		return nil, en.err
+	}
+	return en.s.clone(), nil
 }
 
 // For returns the schema of T, as Of(reflect.TypeFor[T]()).

@@ -16,6 +16,11 @@ import (
 // that a delete still keeps the document, and that a write still carries
 // the events it takes from the recorders.
 func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := o.reaches(e, true); err != nil {
+			return err
+		}
+	}
 	k := o.kind(e.ModelType)
 	if !k.records {
 		return nil

@@ -11,9 +11,11 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // Errors of the outbox.
@@ -86,13 +88,13 @@ type Outbox struct {
 	maxEvents int
 	maxBytes  int64
 	now       func() time.Time
-	kinds     sync.Map // reflect.Type -> kind
-	sources   sync.Map // sourceKey -> struct{}: registered in Sources
+	kinds     *policy.Table[kind] // per model and per collection
+	sources   sync.Map            // sourceKey -> struct{}: registered in Sources
 }
 
 // New returns the outbox policy.
 func New(opts ...Option) *Outbox {
-	o := &Outbox{maxEvents: DefaultMaxPending, maxBytes: DefaultMaxPendingBytes, now: time.Now}
+	o := &Outbox{maxEvents: DefaultMaxPending, maxBytes: DefaultMaxPendingBytes, now: time.Now, kinds: policy.NewTable(kindOf)}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -130,15 +132,50 @@ type kind struct {
 }
 
 func (o *Outbox) kind(t reflect.Type) kind {
-	if k, ok := o.kinds.Load(t); ok {
-		return k.(kind)
-	}
-	k := kind{records: t != nil && t.Implements(reflect.TypeFor[holder]())}
-	if s, err := model.Of(t); err == nil && s.Tenant != nil {
+	k, _, _ := o.kinds.Model(t)
+	return k
+}
+
+// kindOf derives a model's kind from its schema s.
+func kindOf(s *model.Schema) (kind, bool, error) {
+	k := kind{records: s.Type.Implements(reflect.TypeFor[holder]())}
+	if s.Tenant != nil {
 		k.tenantField = s.Tenant.BSON
 	}
-	o.kinds.Store(t, k)
-	return k
+	return k, k.records, nil
+}
+
+// Prepare records the collection of every model a repository is created
+// for on the bus, and whether its documents hold events, so that a
+// pipeline stage that reaches it from any model skips tombstones and
+// writes none of its documents.
+func (o *Outbox) Prepare(mt reflect.Type, coll *mongo.Collection) error {
+	_, _, err := o.kinds.Prepare(mt, coll)
+	return err
+}
+
+// reaches confines, or when final checks, every stage of e's pipeline
+// that reaches a collection whose documents hold events: a read skips
+// tombstones, a write is refused, since it could erase undelivered events
+// or queue events no write recorded.
+func (o *Outbox) reaches(e *events.Event, final bool) error {
+	st, err := o.kinds.Reaches(e, func(r *mql.Reach, _ kind) error {
+		switch {
+		case r.Writes:
+			return fmt.Errorf("%w: a pipeline may not write a collection whose documents hold outbox events", ErrUnsupported)
+		case !final:
+			return r.Confine(hidden)
+		}
+		ok, err := r.Confined(hidden)
+		if err == nil && !ok {
+			err = errors.New("outbox: a listener removed the condition that skips tombstones from the stage")
+		}
+		return err
+	})
+	if err == nil && !final && st != nil {
+		e.Pipeline = st
+	}
+	return err
 }
 
 // hidden is the condition that keeps tombstones out of every read.
@@ -146,6 +183,11 @@ var hidden = bson.E{Key: path(partGone), Value: bson.D{{Key: "$exists", Value: f
 
 // HandleEvent applies the outbox to e.
 func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := o.reaches(e, false); err != nil {
+			return err
+		}
+	}
 	k := o.kind(e.ModelType)
 	rec := recorderFrom(ctx)
 	if e.Op == events.OpInsertMany {

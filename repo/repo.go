@@ -248,8 +248,12 @@ var defaultRegistry = model.Registry()
 // Collection returns the mgm collection the repository uses.
 func (r *Repository[T]) Collection() *mgm.Collection { return r.coll }
 
-// Schema returns T's parsed metadata.
-func (r *Repository[T]) Schema() *model.Schema { return r.schema }
+// Schema returns T's parsed metadata: a copy of its own, so that nothing
+// done to it changes what the repository or its listeners read.
+func (r *Repository[T]) Schema() *model.Schema {
+	s, _ := model.Of(r.schema.Type) // parsed without error by New
+	return s
+}
 
 // event returns a new event for one operation, or nil when no listener
 // is to see it. With events off for the repository or ctx, only policies

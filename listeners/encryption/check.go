@@ -34,6 +34,9 @@ func errLeftBehind(field, what string) error {
 func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 	p, err := x.plan(e.ModelType)
 	if p == nil || err != nil {
+		if err == nil {
+			err = x.reaches(e)
+		}
 		return err
 	}
 	if err := guard.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
@@ -45,7 +48,10 @@ func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 			return x.checkDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		return x.checkQuery(p, e)
+		if err := x.checkQuery(p, e); err != nil {
+			return err
+		}
+		return x.reaches(e)
 	case events.BeforeUpdate, events.BeforeDelete:
 		if e.Update != nil {
 			return p.checkUpdate(e.Update)

@@ -16,7 +16,9 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -81,7 +83,7 @@ type Encryption struct {
 	indexKey  *secretKey // behind a pointer, so that printing an Encryption value shows an address
 	normalize func(field string, v any) any
 	noIndexes bool
-	plans     sync.Map // reflect.Type -> *encPlan (nil: nothing encrypted)
+	plans     *policy.Table[*encPlan] // per model and per collection (nil: nothing encrypted)
 }
 
 // Option configures Encryption.
@@ -141,7 +143,8 @@ func New(keys Keys, opts ...Option) (*Encryption, error) {
 			return nil, err
 		}
 	}
-	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, noIndexes: o.noIndexes}
+	x := &Encryption{byID: make(map[string]*ringKey, len(keys)), normalize: o.normalize, noIndexes: o.noIndexes,
+		plans: policy.NewTable(newPlan)}
 	for i, k := range keys {
 		d, err := deriveKeys(i, k)
 		if err != nil {
@@ -240,6 +243,9 @@ func (*Encryption) EventTypes() []events.Type {
 func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 	p, err := x.plan(e.ModelType)
 	if p == nil || err != nil {
+		if err == nil {
+			err = x.reaches(e)
+		}
 		return err
 	}
 	switch e.Type {
@@ -256,7 +262,9 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		err = x.query(p, e)
+		if err = x.query(p, e); err == nil {
+			err = x.reaches(e)
+		}
 	case events.BeforeUpdate:
 		e.Update, err = x.update(p, e.Collection, e.Filter, e.Update, e.Collation)
 	case events.BeforeDelete:
@@ -282,28 +290,45 @@ func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
 	if t == nil {
 		return nil, nil
 	}
-	if p, ok := x.plans.Load(t); ok {
-		return p.(*encPlan), nil
+	p, _, err := x.plans.Model(t)
+	return p, err
+}
+
+// newPlan makes the plan of a model's schema s, or nil when it encrypts
+// nothing.
+func newPlan(s *model.Schema) (*encPlan, bool, error) {
+	if len(s.Encrypted) == 0 {
+		return nil, false, nil
 	}
-	s, err := model.Of(t)
-	if err != nil {
-		return nil, err
-	}
-	var p *encPlan
-	if len(s.Encrypted) > 0 {
-		p = &encPlan{schema: s, fields: map[string]*model.EncryptedField{}, bidx: map[string]*model.EncryptedField{}}
-		for i := range s.Encrypted {
-			f := &s.Encrypted[i]
-			p.fields[f.BSON] = f
-			p.paths = append(p.paths, f.BSON)
-			if f.Eq {
-				p.bidx[f.BlindIndex()] = f
-				p.paths = append(p.paths, f.BlindIndex())
-			}
+	p := &encPlan{schema: s, fields: map[string]*model.EncryptedField{}, bidx: map[string]*model.EncryptedField{}}
+	for i := range s.Encrypted {
+		f := &s.Encrypted[i]
+		p.fields[f.BSON] = f
+		p.paths = append(p.paths, f.BSON)
+		if f.Eq {
+			p.bidx[f.BlindIndex()] = f
+			p.paths = append(p.paths, f.BlindIndex())
 		}
 	}
-	x.plans.Store(t, p)
-	return p, nil
+	return p, true, nil
+}
+
+// reaches checks every stage of e's pipeline that reaches a collection
+// with encrypted fields, from a pipeline of any model: a read may not
+// name an encrypted field of it, in a condition or a join, since the
+// stage is not rewritten and its plaintext would be sent; a write is
+// refused, since what it stores would not be encrypted.
+func (x *Encryption) reaches(e *events.Event) error {
+	if e.Type != events.BeforeQuery || !guard.Pipelined(e) {
+		return nil
+	}
+	_, err := x.plans.Reaches(e, func(r *mql.Reach, p *encPlan) error {
+		if r.Writes {
+			return fmt.Errorf("encryption: a pipeline may not write a collection with encrypted fields: what it stores would not be encrypted: %w", ErrEncryptedField)
+		}
+		return p.checkStage(bson.E{Key: r.Stage, Value: r.Spec()})
+	})
+	return err
 }
 
 // Prepare checks model type t when a repository is created: an encrypted
@@ -314,10 +339,11 @@ func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
 // creates an index on each blind index in coll, the repository's
 // collection.
 func (x *Encryption) Prepare(t reflect.Type, coll *mongo.Collection) error {
-	s, err := model.Of(t)
-	if err != nil || len(s.Encrypted) == 0 {
+	p, _, err := x.plans.Prepare(t, coll)
+	if err != nil || p == nil {
 		return err
 	}
+	s := p.schema
 	fail := func(f *model.EncryptedField, reason string) error {
 		return fmt.Errorf("encryption: %v field %s `%s`: %s: %w", t, f.Name, f.Tag, reason, ErrEncryptedField)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // ErrDeleted: Save or Update of a model whose document is soft-deleted.
@@ -91,11 +93,21 @@ func WithClock(now func() time.Time) Option {
 type SoftDelete struct {
 	now     func() time.Time
 	deleter func(ctx context.Context) (any, error)
+	table   *policy.Table[marks] // per model and per collection
+}
+
+// marks are a model's softdelete fields: at, and by or nil.
+type marks struct {
+	schema *model.Schema
+	at, by *model.AuditField
 }
 
 // New returns the policy.
 func New(opts ...Option) *SoftDelete {
-	s := &SoftDelete{now: time.Now}
+	s := &SoftDelete{now: time.Now, table: policy.NewTable(func(s *model.Schema) (marks, bool, error) {
+		m := marks{schema: s, at: s.AuditOf(model.DeletedAt), by: s.AuditOf(model.DeletedBy)}
+		return m, m.at != nil, nil
+	})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -138,13 +150,46 @@ func deletedError(e *events.Event, at *model.AuditField) error {
 		ErrDeleted, e.ModelType, id, at.BSON)
 }
 
-// mark returns the model's softdelete:"at" field, or nil when it has none.
-func mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
-	s, err := model.Of(e.ModelType)
-	if err != nil {
-		return nil, nil, err
+// Prepare records the collection of every model a repository is created
+// for on the bus, and whether its documents are soft-deleted, so that a
+// pipeline stage that reaches it from any model skips marked documents.
+func (d *SoftDelete) Prepare(mt reflect.Type, coll *mongo.Collection) error {
+	_, _, err := d.table.Prepare(mt, coll)
+	return err
+}
+
+// mark returns the model's schema and softdelete:"at" field, or a nil
+// field when it has none.
+func (d *SoftDelete) mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
+	m, _, err := d.table.Model(e.ModelType)
+	return m.schema, m.at, err
+}
+
+// reaches confines, or when final checks, every stage of e's pipeline
+// that reaches a collection of soft-deleted documents: a read skips
+// marked documents (unless WithDeleted), a write is refused (unless
+// HardDelete), since $out or $merge would replace or overwrite marked
+// documents.
+func (d *SoftDelete) reaches(ctx context.Context, e *events.Event, final bool) error {
+	st, err := d.table.Reaches(e, func(r *mql.Reach, m marks) error {
+		switch {
+		case r.Writes && events.Caller(ctx).Value(hardDeleteKey) == nil:
+			return fmt.Errorf("%w: a pipeline that writes a collection of soft-deleted documents would remove marked documents; run it under softdelete.HardDelete if it is meant to", events.ErrUnguardedQuery)
+		case r.Writes || events.Caller(ctx).Value(withDeletedKey) != nil:
+			return nil
+		case !final:
+			return r.Confine(liveCondition(m.at))
+		}
+		ok, err := r.Confined(liveCondition(m.at))
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the condition that skips deleted documents from the stage", events.ErrUnguardedQuery)
+		}
+		return err
+	})
+	if err == nil && !final && st != nil {
+		e.Pipeline = st
 	}
-	return s, s.AuditOf(model.DeletedAt), nil
+	return err
 }
 
 // hides reports whether e's filter must skip marked documents: unless
@@ -162,7 +207,12 @@ func hides(ctx context.Context, e *events.Event) bool {
 
 // HandleEvent applies the policy to e.
 func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
-	s, at, err := mark(e)
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := d.reaches(ctx, e, false); err != nil {
+			return err
+		}
+	}
+	s, at, err := d.mark(e)
 	if at == nil {
 		return err
 	}
@@ -176,7 +226,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		live := liveCondition(at)
-		if guard.Pipelined(e) { // Check refuses stages that read other collections
+		if guard.Pipelined(e) { // stages that reach collections are confined above
 			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, live))
 			return err
 		}
@@ -209,7 +259,12 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 // adds to the write (events.Event's Extra and Tombstone) writes the
 // softdelete fields.
 func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
-	s, at, err := mark(e)
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := d.reaches(ctx, e, true); err != nil {
+			return err
+		}
+	}
+	s, at, err := d.mark(e)
 	if at == nil {
 		return err
 	}
@@ -235,9 +290,6 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		}
 		var ok bool
 		if guard.Pipelined(e) {
-			if err := guard.RefuseStages(e.Pipeline, "reads another collection, where deleted documents are not skipped; run it under WithDeleted if it is meant to", guard.ReadingStages...); err != nil {
-				return err
-			}
 			ok, err = mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, liveCondition(at)))
 		} else {
 			ok, err = mql.Requires(e.Filter, liveCondition(at))

@@ -13,9 +13,11 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // Errors of the Tenancy policy. An aggregate stage that reaches another
@@ -118,6 +120,7 @@ func WithResolver(r Resolver) Option {
 // Models without a tenant field are untouched.
 type Tenancy struct {
 	resolve Resolver
+	table   *policy.Table[*model.Field] // the tenant field, per model and per collection
 }
 
 // New returns the policy.
@@ -125,7 +128,9 @@ func New(opts ...Option) *Tenancy {
 	t := &Tenancy{resolve: func(ctx context.Context) (string, error) {
 		s, _ := FromContext(ctx)
 		return s, nil
-	}}
+	}, table: policy.NewTable(func(s *model.Schema) (*model.Field, bool, error) {
+		return s.Tenant, s.Tenant != nil, nil
+	})}
 	for _, o := range opts {
 		o(t)
 	}
@@ -188,36 +193,77 @@ func (t *Tenancy) Tenant(ctx context.Context) (tenant string, all bool, err erro
 	return tenant, false, nil
 }
 
-// scope returns e's model schema when it has a tenant field (nil
+// Prepare records the collection of every model a repository is created
+// for on the bus, and whether it holds tenants' documents, so that a
+// pipeline stage that reaches it from any model is confined.
+func (t *Tenancy) Prepare(mt reflect.Type, coll *mongo.Collection) error {
+	_, _, err := t.table.Prepare(mt, coll)
+	return err
+}
+
+// scope returns e's model's tenant field when it has one (nil
 // otherwise), and the tenant ctx acts as.
-func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Schema, string, bool, error) {
-	s, err := model.Of(e.ModelType)
-	if err != nil || s.Tenant == nil {
+func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Field, string, bool, error) {
+	f, ok, err := t.table.Model(e.ModelType)
+	if err != nil || !ok {
 		return nil, "", false, err
 	}
 	tenant, all, err := t.Tenant(ctx)
 	if err != nil {
 		return nil, "", false, err
 	}
-	return s, tenant, all, nil
+	return f, tenant, all, nil
+}
+
+// reaches confines, or when final checks, every stage of e's pipeline
+// that reaches a collection of tenants' documents: a read is confined to
+// the tenant (unless AllTenants), a write refused.
+func (t *Tenancy) reaches(ctx context.Context, e *events.Event, final bool) error {
+	st, err := t.table.Reaches(e, func(r *mql.Reach, f *model.Field) error {
+		tenant, all, err := t.Tenant(ctx)
+		switch {
+		case err != nil:
+			return err
+		case r.Writes:
+			return fmt.Errorf("%w: a pipeline may not write a collection of tenants' documents: its documents could name any tenant; write them through the collection's repository", events.ErrUnguardedQuery)
+		case all:
+			return nil
+		case !final:
+			return r.Confine(bson.E{Key: f.BSON, Value: tenant})
+		}
+		ok, err := r.Confined(bson.E{Key: f.BSON, Value: tenant})
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the tenant's $match from the stage", ErrTenantMismatch)
+		}
+		return err
+	})
+	if err == nil && !final && st != nil {
+		e.Pipeline = st
+	}
+	return err
 }
 
 // HandleEvent confines e to the tenant: it ANDs the tenant onto the filter,
 // puts a $match first in a pipeline, stamps a model that names no tenant,
 // and gives an upsert's new document the tenant. Check then verifies all.
 func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
-	s, tenant, all, err := t.scope(ctx, e)
-	if s == nil || all {
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := t.reaches(ctx, e, false); err != nil {
+			return err
+		}
+	}
+	tf, tenant, all, err := t.scope(ctx, e)
+	if tf == nil || all {
 		return err
 	}
-	f := s.Tenant.BSON
+	f := tf.BSON
 	switch e.Type {
 	case events.BeforeConvert:
-		if fv := s.Tenant.Value(reflect.ValueOf(e.Model).Elem()); fv.String() == "" {
+		if fv := tf.Value(reflect.ValueOf(e.Model).Elem()); fv.String() == "" {
 			fv.SetString(tenant)
 		}
 	case events.BeforeQuery:
-		if guard.Pipelined(e) { // Check refuses stages that reach other collections
+		if guard.Pipelined(e) { // stages that reach collections are confined above
 			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, bson.E{Key: f, Value: tenant}))
 			return err
 		}
@@ -241,28 +287,32 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 // Check verifies, after every listener has run, that e is still confined
 // to the tenant; see Tenancy.
 func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
-	s, tenant, all, err := t.scope(ctx, e)
-	if s == nil {
+	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+		if err := t.reaches(ctx, e, true); err != nil {
+			return err
+		}
+	}
+	f, tenant, all, err := t.scope(ctx, e)
+	if f == nil {
 		return err
 	}
-	f := s.Tenant
 	if err := guard.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
 		return err
 	}
 	switch e.Type {
 	case events.BeforeConvert:
-		return checkTenant(s, "the "+s.Type.String(), f.Value(reflect.ValueOf(e.Model).Elem()).String(), tenant, all)
+		return checkTenant(f, "the "+e.ModelType.String(), f.Value(reflect.ValueOf(e.Model).Elem()).String(), tenant, all)
 	case events.BeforeSave:
 		if e.Document == nil {
 			return nil // the model, checked on BeforeConvert, is written
 		}
 		v, _ := e.Document.Lookup(f.BSON).StringValueOK()
-		return checkTenant(s, "the document to write", v, tenant, all)
+		return checkTenant(f, "the document to write", v, tenant, all)
 	case events.BeforeQuery:
 		if e.Model != nil { // Save, Update, Delete of a model
 			v := f.Value(reflect.ValueOf(e.Model).Elem()).String()
 			if v != "" && !all && v != tenant {
-				return fmt.Errorf("%w: the %v names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, s.Type, v, tenant)
+				return fmt.Errorf("%w: the %v names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, e.ModelType, v, tenant)
 			}
 		}
 		if all {
@@ -280,10 +330,10 @@ func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
 }
 
 // checkTenant checks the tenant a model or document names.
-func checkTenant(s *model.Schema, what, have, tenant string, all bool) error {
+func checkTenant(f *model.Field, what, have, tenant string, all bool) error {
 	switch {
 	case all && have == "":
-		return fmt.Errorf("%w: under AllTenants %s must name its tenant in field %s", ErrNoTenant, what, s.Tenant.Name)
+		return fmt.Errorf("%w: under AllTenants %s must name its tenant in field %s", ErrNoTenant, what, f.Name)
 	case !all && have != tenant:
 		return fmt.Errorf("%w: %s names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, what, have, tenant)
 	}
@@ -298,11 +348,7 @@ func checkConfined(e *events.Event, field, tenant string) error {
 		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", events.ErrUnguardedQuery, c.Locale)
 	}
 	cond := bson.E{Key: field, Value: tenant}
-	if guard.Pipelined(e) {
-		if err := guard.RefuseStages(e.Pipeline, "reaches another collection; run it under AllTenants if it is meant to",
-			append(guard.ReadingStages, guard.WritingStages...)...); err != nil {
-			return err
-		}
+	if guard.Pipelined(e) { // its stages that reach collections are checked in Check
 		ok, err := mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, cond))
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)

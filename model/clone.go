@@ -1,0 +1,66 @@
+package model
+
+import "slices"
+
+// clone returns a copy of s that shares nothing mutable with it, so that
+// what Of hands out cannot change the parsed schema that every later
+// caller, policies included, is given.
+func (s *Schema) clone() *Schema {
+	c := *s
+	c.Fields = cloneFields(s.Fields)
+	c.Auto = slices.Clone(s.Auto)
+	for i := range c.Auto {
+		c.Auto[i].Field = cloneField(c.Auto[i].Field)
+		if f := c.Auto[i].Format; f != nil {
+			ff := *f
+			c.Auto[i].Format = &ff
+		}
+	}
+	c.Audit = slices.Clone(s.Audit)
+	for i := range c.Audit {
+		c.Audit[i].Field = cloneField(c.Audit[i].Field)
+	}
+	c.Encrypted = slices.Clone(s.Encrypted)
+	for i := range c.Encrypted {
+		c.Encrypted[i].Field = cloneField(c.Encrypted[i].Field)
+	}
+	c.ID = c.same(s.ID)
+	if s.Tenant != nil {
+		t := cloneField(*s.Tenant)
+		c.Tenant = &t
+	}
+	c.Version = nil
+	for i := range s.Auto {
+		if &s.Auto[i] == s.Version {
+			c.Version = &c.Auto[i]
+		}
+	}
+	return &c
+}
+
+// same returns c's field at the position f has in the schema c was
+// cloned from, or nil.
+func (c *Schema) same(f *Field) *Field {
+	if f == nil {
+		return nil
+	}
+	for i := range c.Fields {
+		if c.Fields[i].BSON == f.BSON {
+			return &c.Fields[i]
+		}
+	}
+	return nil
+}
+
+func cloneFields(fs []Field) []Field {
+	out := slices.Clone(fs)
+	for i := range out {
+		out[i] = cloneField(out[i])
+	}
+	return out
+}
+
+func cloneField(f Field) Field {
+	f.Index = slices.Clone(f.Index)
+	return f
+}
