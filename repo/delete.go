@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
 	"go.mongodb.org/mongo-driver/bson"
@@ -12,7 +13,11 @@ import (
 )
 
 // Delete deletes m's document by its ID. Deleting a missing document is
-// not an error; AfterDelete's DeletedCount is then 0.
+// not an error; AfterDelete's DeletedCount is then 0. The delete of a
+// versioned model (auto:"version") is filtered on its version too, as
+// Spring's MongoTemplate does: when the stored document has another
+// version, nothing is deleted (or marked, under a soft delete) and the
+// error wraps ErrVersionConflict.
 func (r *Repository[T]) Delete(ctx context.Context, m T) error {
 	if o := r.operation("Delete", events.OpDelete); o != nil {
 		return r.bus.Intercept(ctx, o, func(ctx context.Context) error { return r.deleteModel(ctx, o, m) })
@@ -31,8 +36,17 @@ func (r *Repository[T]) deleteModel(ctx context.Context, o *events.Operation, m 
 	if e != nil {
 		e.Model = m
 	}
-	res, err := r.delete(ctx, e, bson.D{{Key: "_id", Value: m.GetID()}}, false)
+	filter := bson.D{{Key: "_id", Value: m.GetID()}}
+	if v := r.schema.Version; v != nil {
+		filter = append(filter, bson.E{Key: v.BSON, Value: v.Value(reflect.ValueOf(m).Elem()).Interface()})
+	}
+	res, err := r.delete(ctx, e, filter, false)
 	deleted(o, res)
+	if err == nil && res.DeletedCount == 0 && r.schema.Version != nil {
+		if merr := r.missing(ctx, m.GetID()); errors.Is(merr, ErrVersionConflict) {
+			err = merr
+		}
+	}
 	if err != nil {
 		return r.wrap("Delete", err)
 	}
