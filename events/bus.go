@@ -3,7 +3,7 @@ package events
 import (
 	"cmp"
 	"context"
-	"fmt"
+
 	"reflect"
 	"slices"
 	"sync"
@@ -275,8 +275,8 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 // order. It stops at the first listener that fails or panics and
 // returns a *ListenerError that wraps the cause. For a Before* event that
 // error aborts the operation; for an After* event the write has already
-// happened. A listener that changes a field describing the operation
-// fails with ErrReadOnly. Publishing an event that no listener matches allocates nothing.
+// happened. Publishing an event that no listener matches allocates
+// nothing.
 // A nil Bus has no listeners.
 func (b *Bus) Publish(ctx context.Context, e *Event) error {
 	if b == nil {
@@ -296,11 +296,10 @@ func (b *Bus) Publish(ctx context.Context, e *Event) error {
 			first, then = then, first
 		}
 	}
-	id := identityOf(e)
-	if err := publish(ctx, first, e, p.tracers, &id); err != nil {
+	if err := publish(ctx, first, e, p.tracers); err != nil {
 		return err
 	}
-	if err := publish(ctx, then, e, p.tracers, &id); err != nil {
+	if err := publish(ctx, then, e, p.tracers); err != nil {
 		return err
 	}
 	if !e.Type.Before() {
@@ -326,7 +325,7 @@ func check(ctx context.Context, policies []*registration, e *Event) error {
 
 // publish calls the listeners of list that handle e; with tracers
 // registered, through them (see ListenerTracer).
-func publish(ctx context.Context, list []*registration, e *Event, tracers []*registration, id *identity) error {
+func publish(ctx context.Context, list []*registration, e *Event, tracers []*registration) error {
 	bit := uint16(1) << e.Type
 	for _, r := range list {
 		if r.mask&bit == 0 || (r.model != nil && r.model != e.ModelType) {
@@ -340,9 +339,6 @@ func publish(ctx context.Context, list []*registration, e *Event, tracers []*reg
 		}
 		if err != nil {
 			return newListenerError(e, r.l, err)
-		}
-		if f := id.changed(e); f != "" {
-			return newListenerError(e, r.l, fmt.Errorf("%w: Event.%s", ErrReadOnly, f))
 		}
 	}
 	return nil

@@ -4,9 +4,8 @@ import "context"
 
 type disabled struct{}
 
-// disabledKey is a caller key (see CallerKey): an interceptor cannot switch
-// events off for the operation it wraps.
-var disabledKey = CallerKey(disabled{})
+// disabledKey is the context key of WithoutEvents.
+var disabledKey = disabled{}
 
 // WithoutEvents returns a context under which repositories publish
 // lifecycle events only to the listeners that are part of the data
@@ -23,9 +22,6 @@ var disabledKey = CallerKey(disabled{})
 //     listeners and your own, unless they are policies or essential.
 //   - What the repository does itself still happens: mgm's model hooks,
 //     the optimistic-locking version, and the refusal to store a zero key.
-//
-// Only the application's call chain switches events off: what an
-// interceptor passes on does not (see CallerKey).
 func WithoutEvents(ctx context.Context) context.Context {
 	return context.WithValue(ctx, disabledKey, true)
 }

@@ -5,9 +5,7 @@
 // from a Before* listener aborts the operation before it reaches the
 // database, and policies (see Policy) form a layer no other listener can
 // undo; a repository refuses a model whose policy tags no registered
-// policy enforces (see TagEnforcer), and the tags of this module's own
-// policies ("tenant", "encrypt", "softdelete", "outbox") only those
-// policies, registered as themselves, can enforce. Interceptors (see
+// policy enforces (see TagEnforcer). Interceptors (see
 // Interceptor) wrap whole repository operations, for tracing and timing.
 //
 // The package does no database I/O and imports nothing else of this

@@ -40,11 +40,10 @@ type Operation struct {
 // veto by a Before* listener (a *ListenerError), nothing found, and the
 // operations that publish no After* event, such as Count and Distinct.
 // The operation runs on the context passed to next, so what the
-// interceptor puts into it reaches the listeners, mgm's hooks and the
-// driver, which all run inside next; but not into the values of caller
-// keys (see CallerKey), such as the tenant or a soft-delete switch, which
-// remain the caller's, in the operation and in every operation a listener
-// nests in it: an interceptor cannot widen what an operation reaches.
+// interceptor puts into it reaches the listeners, the policies, mgm's
+// hooks and the driver, which all run inside next. An interceptor is code
+// the application registers, and is trusted as a listener is: what it
+// puts in the context (a tenant, say) counts.
 //
 // Register adds a listener that implements Interceptor to the
 // interceptors too, in the same order: the first one runs outermost.
@@ -80,8 +79,7 @@ var ErrNextAgain = errors.New("events: next called again: the operation runs onc
 // listeners/tracing). While one is registered for an event's model type,
 // the bus calls TraceListener before each listener handles the event: the
 // listener runs on the context it returns, so that its own database calls
-// nest under it (the values of caller keys, see CallerKey, remain those of
-// ctx), and end, when not nil, is called with the listener's
+// nest under it, and end, when not nil, is called with the listener's
 // error. Without one, the bus reads no clock and calls nothing more.
 type ListenerTracer interface {
 	TraceListener(ctx context.Context, e *Event, l Listener) (_ context.Context, end func(error))
@@ -118,7 +116,7 @@ func (b *Bus) Intercept(ctx context.Context, o *Operation, next func(context.Con
 	if len(chain) == 0 {
 		return next(ctx)
 	}
-	c := &chainCall{o: o, chain: chain, next: next, caller: ctx}
+	c := &chainCall{o: o, chain: chain, next: next}
 	err := c.call(ctx, 0)
 	state, opErr := c.finish()
 	switch {
@@ -170,8 +168,7 @@ type chainCall struct {
 	o       *Operation
 	chain   []*registration
 	next    func(context.Context) error
-	caller  context.Context // as the repository method was called
-	reached atomic.Int32    // interceptors entered
+	reached atomic.Int32 // interceptors entered
 	mu      sync.Mutex
 	state   int
 	err     error // the operation's
@@ -183,7 +180,6 @@ func (c *chainCall) call(ctx context.Context, i int) error {
 		if ctx == nil {
 			return fmt.Errorf("events: interceptor %T passed a nil context to next, for %s of %v", c.chain[i-1].l, c.o.Method, c.o.ModelType)
 		}
-		ctx = guard(ctx, c.caller) // the caller keys stay the caller's
 	}
 	if i == len(c.chain) {
 		return c.run(ctx, c.chain[i-1].l)
@@ -291,18 +287,10 @@ func startTrace(ctx context.Context, t ListenerTracer, e *Event, l Listener) (_ 
 		}
 	}()
 	c, end := t.TraceListener(ctx, e, l)
-	if c == nil || sameContext(c, ctx) {
+	if c == nil {
 		return ctx, end, nil
 	}
-	return guard(c, ctx), end, nil // the caller keys stay the caller's
-}
-
-// sameContext reports whether a and b are one context. A context whose
-// value cannot be compared (a struct holding a map, say) counts as
-// another, since == would panic.
-func sameContext(a, b context.Context) bool {
-	va := reflect.ValueOf(a)
-	return va.Type() == reflect.TypeOf(b) && va.Comparable() && a == b
+	return c, end, nil
 }
 
 func endTrace(end func(error), err error) (perr error) {

@@ -201,3 +201,20 @@ type checking struct{ err error }
 func (*checking) HandleEvent(context.Context, *events.Event) error { return nil }
 func (*checking) EnforcesPolicy()                                  {}
 func (c *checking) Check(context.Context, *events.Event) error     { return c.err }
+
+// TestInterceptorPassesNilContext: an interceptor that passes next a nil
+// context fails the operation, which does not run.
+func TestInterceptorPassesNilContext(t *testing.T) {
+	bus := events.NewBus()
+	bus.Register(&nilPasser{})
+	ran := false
+	err := bus.Intercept(context.Background(), insertOp(), func(context.Context) error { ran = true; return nil })
+	assert.EqualError(t, err, "events: interceptor *events_test.nilPasser passed a nil context to next, for Insert of *events_test.user")
+	assert.False(t, ran)
+}
+
+type nilPasser struct{ wrapper }
+
+func (*nilPasser) Intercept(_ context.Context, _ *events.Operation, next func(context.Context) error) error {
+	return next(nil)
+}

@@ -42,17 +42,8 @@ type Policy interface {
 // (see Bus.Listeners): a model tagged for encryption on a bus without the
 // encryption policy would otherwise be stored in plaintext, silently. A
 // policy registered with On for fewer event types than it handles
-// enforces no tag (Registration.Restricted).
-//
-// The tags of this module's policies, "tenant", "encrypt", "softdelete"
-// and "outbox", are reserved: a repository counts them enforced only by
-// the policies themselves (tenancy, encryption, softdelete, outbox),
-// which prove it with a method whose parameter type only this module can
-// name, and only when registered as themselves. A listener that claims
-// them with EnforcesTags, or a type that embeds one of those policies (and
-// may declare other event types, or handle events otherwise), enforces
-// none of them. Other tags, those a model asks for with
-// model.NeedsPolicy, any TagEnforcer policy may enforce.
+// enforces no tag (Registration.Restricted). A listener that is not a
+// policy enforces none.
 type TagEnforcer interface {
 	// EnforcesTags returns the tags the policy enforces, as model.Schema's
 	// PolicyTags names them ("tenant", "encrypt", "softdelete").

@@ -22,8 +22,7 @@ import (
 
 // Auditor says who is acting, from the request's context: Spring's
 // AuditorAware. A nil value leaves the "by" fields as they are. It reads
-// the context the application called with (events.Caller), not one an
-// interceptor or a listener tracer passed on.
+// the context the operation runs on.
 type Auditor func(ctx context.Context) (any, error)
 
 // Auditing fills fields tagged audit:"createdAt", "updatedAt",
@@ -121,7 +120,7 @@ func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
 	if l.auditor == nil {
 		return now, nil, nil
 	}
-	who, err := l.auditor(events.Caller(ctx)) // no interceptor chooses the auditor
+	who, err := l.auditor(ctx)
 	if err != nil {
 		return now, nil, fmt.Errorf("auditor: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
@@ -112,12 +111,6 @@ const PolicyTag = "outbox"
 // stores the events of models that embed a Recorder.
 func (*Outbox) EnforcesTags() []string { return []string{PolicyTag} }
 
-// ProveTags proves to repositories that Outbox, registered as itself,
-// enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds an Outbox, does not.
-func (o *Outbox) ProveTags(enforce.Token) (self any, tags []string) {
-	return o, []string{PolicyTag}
-}
 
 // EventTypes tells the bus which events the outbox handles.
 func (*Outbox) EventTypes() []events.Type {

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/mongo"
 )
@@ -28,20 +27,10 @@ func prepare(regs []events.Registration, t reflect.Type, coll *mongo.Collection)
 
 // enforces reports whether a policy among regs enforces tag (see
 // events.TagEnforcer), for every event it handles: one restricted to some
-// event types (events.On) would leave the others unconfined. The tags of
-// the module's own policies count only for a policy that proves them
-// (internal/enforce), registered as itself: a listener that merely claims
-// one, or a type that embeds such a policy and may declare other event
-// types or handle events otherwise, enforces none.
+// event types (events.On) would leave the others unconfined.
 func enforces(regs []events.Registration, tag string) bool {
 	for _, r := range regs {
 		if !r.Policy || r.Restricted {
-			continue
-		}
-		if enforce.Reserved(tag) {
-			if enforce.Proves(r.Listener, tag) {
-				return true
-			}
 			continue
 		}
 		if te, ok := r.Listener.(events.TagEnforcer); ok && slices.Contains(te.EnforcesTags(), tag) {

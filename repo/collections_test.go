@@ -7,7 +7,6 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +18,6 @@ type tagPolicy struct{}
 func (tagPolicy) HandleEvent(context.Context, *events.Event) error { return nil }
 func (tagPolicy) EnforcesPolicy()                                  {}
 func (tagPolicy) EnforcesTags() []string                           { return []string{"tenant", "softdelete", "encrypt"} }
-func (p tagPolicy) ProveTags(enforce.Token) (any, []string)        { return p, p.EnforcesTags() }
 
 // Models of one "shared" collection, each with other policy fields.
 type (

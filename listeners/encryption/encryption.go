@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
@@ -225,12 +224,6 @@ func (*Encryption) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
 
-// ProveTags proves to repositories that Encryption, registered as itself,
-// enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds an Encryption, does not.
-func (e *Encryption) ProveTags(enforce.Token) (self any, tags []string) {
-	return e, []string{"encrypt"}
-}
 
 // EventTypes lists the events Encryption handles.
 func (*Encryption) EventTypes() []events.Type {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
@@ -30,11 +29,11 @@ var ErrDeleted = errors.New("softdelete: the document is soft-deleted")
 type withDeleted struct{}
 type hardDelete struct{}
 
-// withDeletedKey and hardDeleteKey are caller keys (events.CallerKey):
-// only the application's call chain sets them, never an interceptor.
+// withDeletedKey and hardDeleteKey are the context keys of WithDeleted and
+// HardDelete.
 var (
-	withDeletedKey = events.CallerKey(withDeleted{})
-	hardDeleteKey  = events.CallerKey(hardDelete{})
+	withDeletedKey = withDeleted{}
+	hardDeleteKey  = hardDelete{}
 )
 
 // WithDeleted returns a context under which reads, counts, aggregates and
@@ -55,7 +54,7 @@ type Option func(*SoftDelete)
 
 // WithActor sets who deletes, for a softdelete:"by" field; the auditor
 // given to listeners.WithAuditor will do. who reads the context the
-// application called with (events.Caller), not one an interceptor passed on.
+// operation runs on.
 func WithActor(who func(ctx context.Context) (any, error)) Option {
 	return func(s *SoftDelete) { s.deleter = who }
 }
@@ -121,12 +120,6 @@ func (*SoftDelete) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
-// ProveTags proves to repositories that SoftDelete, registered as itself,
-// enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds a SoftDelete, does not.
-func (s *SoftDelete) ProveTags(enforce.Token) (self any, tags []string) {
-	return s, []string{"softdelete"}
-}
 
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {
@@ -173,9 +166,9 @@ func (d *SoftDelete) mark(e *events.Event) (*model.Schema, *model.AuditField, er
 func (d *SoftDelete) reaches(ctx context.Context, e *events.Event, final bool) error {
 	st, err := d.table.Reaches(e, func(r *mql.Reach, m marks) error {
 		switch {
-		case r.Writes && events.Caller(ctx).Value(hardDeleteKey) == nil:
+		case r.Writes && ctx.Value(hardDeleteKey) == nil:
 			return fmt.Errorf("%w: a pipeline that writes a collection of soft-deleted documents would remove marked documents; run it under softdelete.HardDelete if it is meant to", events.ErrUnguardedQuery)
-		case r.Writes || events.Caller(ctx).Value(withDeletedKey) != nil:
+		case r.Writes || ctx.Value(withDeletedKey) != nil:
 			return nil
 		case !final:
 			return r.Confine(liveCondition(m.at))
@@ -198,11 +191,11 @@ func (d *SoftDelete) reaches(ctx context.Context, e *events.Event, final bool) e
 func hides(ctx context.Context, e *events.Event) bool {
 	switch e.Op {
 	case events.OpDelete, events.OpDeleteOne, events.OpDeleteMany, events.OpFindOneAndDelete:
-		if events.Caller(ctx).Value(hardDeleteKey) == nil {
+		if ctx.Value(hardDeleteKey) == nil {
 			return true
 		}
 	}
-	return events.Caller(ctx).Value(withDeletedKey) == nil
+	return ctx.Value(withDeletedKey) == nil
 }
 
 // HandleEvent applies the policy to e.
@@ -232,12 +225,12 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		e.Filter = mql.And(e.Filter, live)
 	case events.BeforeDelete:
-		if events.Caller(ctx).Value(hardDeleteKey) != nil {
+		if ctx.Value(hardDeleteKey) != nil {
 			return nil
 		}
 		set := bson.D{{Key: at.BSON, Value: d.now().UTC().Truncate(time.Millisecond)}}
 		if by := s.AuditOf(model.DeletedBy); by != nil && d.deleter != nil {
-			who, err := d.deleter(events.Caller(ctx)) // no interceptor chooses the deleter
+			who, err := d.deleter(ctx)
 			if err != nil {
 				return fmt.Errorf("deleter: %w", err)
 			}
@@ -299,7 +292,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		}
 		return err
 	case events.BeforeDelete:
-		if events.Caller(ctx).Value(hardDeleteKey) != nil {
+		if ctx.Value(hardDeleteKey) != nil {
 			return nil
 		}
 		u, err := mql.ParseUpdate(e.Update)

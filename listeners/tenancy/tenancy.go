@@ -11,7 +11,6 @@ import (
 	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/enforce"
 	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
@@ -40,9 +39,8 @@ type access struct {
 
 type accessCtxKey struct{}
 
-// accessKey is a caller key (events.CallerKey): only the application's call
-// chain sets it, never an interceptor.
-var accessKey = events.CallerKey(accessCtxKey{})
+// accessKey is the context key of WithTenant and AllTenants.
+var accessKey = accessCtxKey{}
 
 // WithTenant returns a context that acts as tenant, replacing any tenant
 // or AllTenants before it. An empty tenant is no tenant: operations under
@@ -78,9 +76,8 @@ type Option func(*Tenancy)
 
 // WithResolver reads the tenant with r instead of from WithTenant,
 // for applications that already keep it in the context (a JWT claim, a
-// request header). AllTenants still applies. r is given events.Caller(ctx),
-// so no interceptor chooses the tenant; a key made with events.CallerKey
-// lets a listener narrow a nested call by it.
+// request header). AllTenants still applies. r is given the context the
+// operation runs on.
 func WithResolver(r Resolver) Option {
 	return func(t *Tenancy) {
 		if r != nil {
@@ -144,12 +141,6 @@ func (*Tenancy) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
 
-// ProveTags proves to repositories that Tenancy, registered as itself,
-// enforces its tags: a listener that only claims them (EnforcesTags), or
-// a type that embeds a Tenancy, does not.
-func (t *Tenancy) ProveTags(enforce.Token) (self any, tags []string) {
-	return t, []string{"tenant"}
-}
 
 // TenantOf returns the tenant that a model naming tenant named ("" for
 // none) is written for under ctx: the current tenant, which named must
@@ -176,10 +167,8 @@ func (*Tenancy) EventTypes() []events.Type {
 	return []events.Type{events.BeforeConvert, events.BeforeSave, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}
 }
 
-// Tenant returns the tenant ctx acts as, read from events.Caller(ctx);
-// all reports AllTenants. With neither, the error wraps ErrNoTenant.
+// Tenant returns the tenant ctx acts as; all reports AllTenants. With neither, the error wraps ErrNoTenant.
 func (t *Tenancy) Tenant(ctx context.Context) (tenant string, all bool, err error) {
-	ctx = events.Caller(ctx) // as the caller gave it: no interceptor widens it
 	if allTenants(ctx) {
 		return "", true, nil
 	}
