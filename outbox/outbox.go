@@ -111,7 +111,6 @@ const PolicyTag = "outbox"
 // stores the events of models that embed a Recorder.
 func (*Outbox) EnforcesTags() []string { return []string{PolicyTag} }
 
-
 // EventTypes tells the bus which events the outbox handles.
 func (*Outbox) EventTypes() []events.Type {
 	return []events.Type{events.BeforeQuery, events.BeforeSave, events.BeforeUpdate, events.BeforeDelete,

@@ -224,7 +224,6 @@ func (*Encryption) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
 
-
 // EventTypes lists the events Encryption handles.
 func (*Encryption) EventTypes() []events.Type {
 	return []events.Type{events.BeforeSave, events.AfterLoad, events.BeforeQuery, events.BeforeUpdate, events.BeforeDelete}

@@ -120,7 +120,6 @@ func (*SoftDelete) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
-
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {
 	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.BeforeConvert, events.BeforeSave, events.BeforeUpdate}

@@ -141,7 +141,6 @@ func (*Tenancy) EnforcesPolicy() {}
 // (events.TagEnforcer).
 func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
 
-
 // TenantOf returns the tenant that a model naming tenant named ("" for
 // none) is written for under ctx: the current tenant, which named must
 // match, or under AllTenants named itself, which must then be set. It lets
