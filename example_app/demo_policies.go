@@ -155,12 +155,11 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 		return err
 	}
 	fmt.Fprintf(out, "   -> still stored, marked: deletedAt %s\n", relaxed(raw.Lookup("deletedAt")))
-	if _, err := customers.UpdateOne(softdelete.WithDeleted(acme), bson.M{"_id": ann.ID},
-		bson.M{"$unset": bson.M{"deletedAt": ""}}); err != nil {
+	if err := softdelete.RestoreModel(acme, customers, found); err != nil {
 		return err
 	}
 	live, _ = customers.Count(acme, bson.D{})
-	fmt.Fprintf(out, "   -> restored (an update under WithDeleted unsets the mark): acme sees %d customers\n", live)
+	fmt.Fprintf(out, "   -> restored (softdelete.RestoreModel unsets the marks): acme sees %d customers\n", live)
 	return nil
 }
 

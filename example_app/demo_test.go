@@ -41,7 +41,7 @@ func TestDemo(t *testing.T) {
 		"-> acme finds Ann (no=1) by ann@example.com",
 		"-> globex looks for the same email: not found",
 		"-> Ann deleted: acme sees 1 customer, 2 with softdelete.WithDeleted",
-		"-> restored (an update under WithDeleted unsets the mark): acme sees 2 customers",
+		"-> restored (softdelete.RestoreModel unsets the marks): acme sees 2 customers",
 	} {
 		assert.Contains(t, s, want)
 	}

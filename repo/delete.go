@@ -162,6 +162,9 @@ func (r *Repository[T]) deleteByUpdate(ctx context.Context, e *events.Event, fil
 	if err != nil {
 		return 0, err
 	}
+	if m, ok := e.Model.(T); ok && e.Op == events.OpDelete && res.ModifiedCount == 1 {
+		r.keepUp(m, update)
+	}
 	return res.ModifiedCount, nil
 }
 

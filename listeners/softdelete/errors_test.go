@@ -31,8 +31,10 @@ func TestWriteOfSoftDeletedModelSaysSo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the soft-deleted document is untouched")
 
-	// Under WithDeleted the write reaches it, and a model without the mark
-	// restores it.
+	// Under WithDeleted the write reaches it, and the model, whose mark the
+	// delete set, restores it once the mark is cleared.
+	require.NotNil(t, n.DeletedAt, "the delete set the model's mark")
+	n.DeletedAt = nil
 	require.NoError(t, r.Save(softdelete.WithDeleted(ctx), n))
 	back, err := r.FindByID(ctx, n.ID)
 	require.NoError(t, err)

@@ -51,19 +51,21 @@ func ExampleNew() {
 	all, _ := posts.Count(softdelete.WithDeleted(ctx), bson.D{})
 	fmt.Println("live:", live, "with deleted:", all)
 
+	fmt.Println("the model knows:", p.DeletedAt != nil)
+
 	// Restore.
-	_, err = posts.UpdateOne(softdelete.WithDeleted(ctx), bson.M{"_id": p.ID}, bson.M{"$unset": bson.M{"deletedAt": ""}})
-	if err != nil {
+	if err := softdelete.RestoreModel(ctx, posts, p); err != nil {
 		panic(err)
 	}
 	live, _ = posts.Count(ctx, bson.D{})
-	fmt.Println("live after restore:", live)
+	fmt.Println("live after restore:", live, "marked:", p.DeletedAt != nil)
 
 	// Purge for real.
 	res, _ := posts.DeleteMany(softdelete.HardDelete(ctx), bson.D{})
 	fmt.Println("purged:", res.DeletedCount)
 	// Output:
 	// live: 0 with deleted: 1
-	// live after restore: 1
+	// the model knows: true
+	// live after restore: 1 marked: false
 	// purged: 1
 }

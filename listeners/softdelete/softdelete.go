@@ -22,8 +22,8 @@ import (
 )
 
 // ErrDeleted: Save or Update of a model whose document is soft-deleted.
-// Nothing was written. Restore the document first (an UpdateOne under
-// WithDeleted that unsets the mark), or write the model under WithDeleted.
+// Nothing was written. Restore the document first (RestoreModel), or write
+// the model under WithDeleted.
 var ErrDeleted = errors.New("softdelete: the document is soft-deleted")
 
 type withDeleted struct{}
@@ -37,8 +37,7 @@ var (
 )
 
 // WithDeleted returns a context under which reads, counts, aggregates and
-// updates see soft-deleted documents too; restore one with an UpdateOne
-// under it that unsets the softdelete:"at" field.
+// updates see soft-deleted documents too; Restore brings them back.
 func WithDeleted(ctx context.Context) context.Context {
 	return context.WithValue(ctx, withDeletedKey, true)
 }
@@ -138,7 +137,7 @@ func deletedError(e *events.Event, at *model.AuditField) error {
 	if m, ok := e.Model.(interface{ GetID() any }); ok {
 		id = m.GetID()
 	}
-	return fmt.Errorf("%w: %v %v: restore it first with an UpdateOne under softdelete.WithDeleted that unsets %s, or write it under softdelete.WithDeleted",
+	return fmt.Errorf("%w: %v %v (marked in %s): restore it first with softdelete.RestoreModel, or write it under softdelete.WithDeleted",
 		ErrDeleted, e.ModelType, id, at.BSON)
 }
 
