@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
@@ -16,7 +16,7 @@ import (
 // that a delete still keeps the document, and that a write still carries
 // the events it takes from the recorders.
 func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := o.reaches(e, true); err != nil {
 			return err
 		}
@@ -33,8 +33,8 @@ func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
 	var err error
 	switch e.Type {
 	case events.BeforeQuery:
-		if guard.Pipelined(e) {
-			ok, err = mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, hidden))
+		if policy.Pipelined(e) {
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, policy.Stored(e, hidden))
 		} else {
 			ok, err = mql.Requires(e.Filter, hidden)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -175,7 +174,7 @@ var hidden = bson.E{Key: path(partGone), Value: bson.D{{Key: "$exists", Value: f
 
 // HandleEvent applies the outbox to e.
 func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := o.reaches(e, false); err != nil {
 			return err
 		}
@@ -206,8 +205,8 @@ func (o *Outbox) HandleEvent(ctx context.Context, e *events.Event) error {
 	switch e.Type {
 	case events.BeforeQuery:
 		var err error
-		if guard.Pipelined(e) {
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, hidden))
+		if policy.Pipelined(e) {
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, policy.Stored(e, hidden))
 		} else {
 			e.Filter = mql.And(e.Filter, hidden)
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -250,7 +249,7 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		e.Document, err = x.encryptDocument(p, e.Collection, e.Document)
 	case events.AfterLoad:
-		if e.Document != nil && (!guard.Pipelined(e) || preservesDocuments(e.Pipeline)) {
+		if e.Document != nil && (!policy.Pipelined(e) || preservesDocuments(e.Pipeline)) {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
@@ -311,7 +310,7 @@ func newPlan(s *model.Schema) (*encPlan, bool, error) {
 // stage is not rewritten and its plaintext would be sent; a write is
 // refused, since what it stores would not be encrypted.
 func (x *Encryption) reaches(e *events.Event) error {
-	if e.Type != events.BeforeQuery || !guard.Pipelined(e) {
+	if e.Type != events.BeforeQuery || !policy.Pipelined(e) {
 		return nil
 	}
 	_, err := x.plans.Reaches(e, func(r *mql.Reach, p *encPlan) error {

@@ -152,3 +152,18 @@ func (t *Table[T]) Reaches(e *events.Event, visit func(r *mql.Reach, v T) error)
 	}
 	return st, err
 }
+
+// Pipelined reports whether e's query is its Pipeline (Aggregate, Watch)
+// rather than its Filter, which is then nil: a policy confines the
+// pipeline, with a leading $match (mql.PrependMatch).
+func Pipelined(e *events.Event) bool { return e.Op == events.OpAggregate || e.Op == events.OpWatch }
+
+// Stored returns cond, a condition on a stored document's field, as e's
+// pipeline states it: under "fullDocument." for a change stream (Watch),
+// whose stages see change events, and as it is for an Aggregate.
+func Stored(e *events.Event, cond bson.E) bson.E {
+	if e.Op == events.OpWatch {
+		cond.Key = "fullDocument." + cond.Key
+	}
+	return cond
+}

@@ -198,7 +198,7 @@ func hides(ctx context.Context, e *events.Event) bool {
 
 // HandleEvent applies the policy to e.
 func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := d.reaches(ctx, e, false); err != nil {
 			return err
 		}
@@ -217,8 +217,8 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		live := liveCondition(at)
-		if guard.Pipelined(e) { // stages that reach collections are confined above
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, live))
+		if policy.Pipelined(e) { // stages that reach collections are confined above
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, policy.Stored(e, live))
 			return err
 		}
 		e.Filter = mql.And(e.Filter, live)
@@ -250,7 +250,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 // adds to the write (events.Event's Extra and Tombstone) writes the
 // softdelete fields.
 func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := d.reaches(ctx, e, true); err != nil {
 			return err
 		}
@@ -280,8 +280,8 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		var ok bool
-		if guard.Pipelined(e) {
-			ok, err = mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, liveCondition(at)))
+		if policy.Pipelined(e) {
+			ok, err = mql.LeadingMatchRequires(e.Pipeline, policy.Stored(e, liveCondition(at)))
 		} else {
 			ok, err = mql.Requires(e.Filter, liveCondition(at))
 		}

@@ -235,7 +235,7 @@ func (t *Tenancy) reaches(ctx context.Context, e *events.Event, final bool) erro
 // puts a $match first in a pipeline, stamps a model that names no tenant,
 // and gives an upsert's new document the tenant. Check then verifies all.
 func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := t.reaches(ctx, e, false); err != nil {
 			return err
 		}
@@ -251,8 +251,8 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 			fv.SetString(tenant)
 		}
 	case events.BeforeQuery:
-		if guard.Pipelined(e) { // stages that reach collections are confined above
-			e.Pipeline, err = mql.PrependMatch(e.Pipeline, guard.Stored(e, bson.E{Key: f, Value: tenant}))
+		if policy.Pipelined(e) { // stages that reach collections are confined above
+			e.Pipeline, err = mql.PrependMatch(e.Pipeline, policy.Stored(e, bson.E{Key: f, Value: tenant}))
 			return err
 		}
 		e.Filter = mql.And(e.Filter, bson.E{Key: f, Value: tenant})
@@ -275,7 +275,7 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 // Check verifies, after every listener has run, that e is still confined
 // to the tenant; see Tenancy.
 func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && guard.Pipelined(e) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
 		if err := t.reaches(ctx, e, true); err != nil {
 			return err
 		}
@@ -336,8 +336,8 @@ func checkConfined(e *events.Event, field, tenant string) error {
 		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", events.ErrUnguardedQuery, c.Locale)
 	}
 	cond := bson.E{Key: field, Value: tenant}
-	if guard.Pipelined(e) { // its stages that reach collections are checked in Check
-		ok, err := mql.LeadingMatchRequires(e.Pipeline, guard.Stored(e, cond))
+	if policy.Pipelined(e) { // its stages that reach collections are checked in Check
+		ok, err := mql.LeadingMatchRequires(e.Pipeline, policy.Stored(e, cond))
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: a listener removed the tenant's $match from the pipeline", ErrTenantMismatch)
 		}
