@@ -150,23 +150,12 @@ func (o *Outbox) Prepare(mt reflect.Type, coll *mongo.Collection) error {
 // tombstones, a write is refused, since it could erase undelivered events
 // or queue events no write recorded.
 func (o *Outbox) reaches(e *events.Event, final bool) error {
-	st, err := o.kinds.Reaches(e, func(r *mql.Reach, _ kind) error {
-		switch {
-		case r.Writes:
-			return fmt.Errorf("%w: a pipeline may not write a collection whose documents hold outbox events", ErrUnsupported)
-		case !final:
-			return r.Confine(hidden)
+	return o.kinds.Confine(e, final, func(r *mql.Reach, _ kind) (bson.E, bool, error) {
+		if r.Writes {
+			return bson.E{}, false, fmt.Errorf("%w: a pipeline may not write a collection whose documents hold outbox events", ErrUnsupported)
 		}
-		ok, err := r.Confined(hidden)
-		if err == nil && !ok {
-			err = errors.New("outbox: a listener removed the condition that skips tombstones from the stage")
-		}
-		return err
+		return hidden, true, nil
 	})
-	if err == nil && !final && st != nil {
-		e.Pipeline = st
-	}
-	return err
 }
 
 // hidden is the condition that keeps tombstones out of every read.

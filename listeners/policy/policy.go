@@ -167,3 +167,35 @@ func Stored(e *events.Event, cond bson.E) bson.E {
 	}
 	return cond
 }
+
+// Rule is what a policy decides for a stage that reaches a collection it
+// governs: the condition that confines a reading stage, confine false to
+// leave it as it is, or an error that refuses it (a writing stage, which
+// no condition confines, say).
+type Rule[T any] func(r *mql.Reach, v T) (cond bson.E, confine bool, err error)
+
+// Confine applies rule to every stage of e's pipeline that reaches a
+// collection the policy governs (see Reaches): on HandleEvent it confines
+// each, and assigns the result to e.Pipeline; with final, on Check, it
+// only verifies that each is still confined, after every listener ran,
+// and fails with events.ErrUnguardedQuery when one is not.
+func (t *Table[T]) Confine(e *events.Event, final bool, rule Rule[T]) error {
+	st, err := t.Reaches(e, func(r *mql.Reach, v T) error {
+		cond, confine, err := rule(r, v)
+		switch {
+		case err != nil || !confine:
+			return err
+		case !final:
+			return r.Confine(cond)
+		}
+		ok, err := r.Confined(cond)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: a listener removed the condition on %s from the stage", events.ErrUnguardedQuery, cond.Key)
+		}
+		return err
+	})
+	if err == nil && !final && st != nil {
+		e.Pipeline = st
+	}
+	return err
+}

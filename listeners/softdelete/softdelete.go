@@ -162,25 +162,12 @@ func (d *SoftDelete) mark(e *events.Event) (*model.Schema, *model.AuditField, er
 // HardDelete), since $out or $merge would replace or overwrite marked
 // documents.
 func (d *SoftDelete) reaches(ctx context.Context, e *events.Event, final bool) error {
-	st, err := d.table.Reaches(e, func(r *mql.Reach, m marks) error {
-		switch {
-		case r.Writes && ctx.Value(hardDeleteKey) == nil:
-			return fmt.Errorf("%w: a pipeline that writes a collection of soft-deleted documents would remove marked documents; run it under softdelete.HardDelete if it is meant to", events.ErrUnguardedQuery)
-		case r.Writes || ctx.Value(withDeletedKey) != nil:
-			return nil
-		case !final:
-			return r.Confine(liveCondition(m.at))
+	return d.table.Confine(e, final, func(r *mql.Reach, m marks) (bson.E, bool, error) {
+		if r.Writes && ctx.Value(hardDeleteKey) == nil {
+			return bson.E{}, false, fmt.Errorf("%w: a pipeline that writes a collection of soft-deleted documents would remove marked documents; run it under softdelete.HardDelete if it is meant to", events.ErrUnguardedQuery)
 		}
-		ok, err := r.Confined(liveCondition(m.at))
-		if err == nil && !ok {
-			err = fmt.Errorf("%w: a listener removed the condition that skips deleted documents from the stage", events.ErrUnguardedQuery)
-		}
-		return err
+		return liveCondition(m.at), !r.Writes && ctx.Value(withDeletedKey) == nil, nil
 	})
-	if err == nil && !final && st != nil {
-		e.Pipeline = st
-	}
-	return err
 }
 
 // hides reports whether e's filter must skip marked documents: unless

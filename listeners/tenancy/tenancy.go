@@ -207,28 +207,16 @@ func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Field, str
 // that reaches a collection of tenants' documents: a read is confined to
 // the tenant (unless AllTenants), a write refused.
 func (t *Tenancy) reaches(ctx context.Context, e *events.Event, final bool) error {
-	st, err := t.table.Reaches(e, func(r *mql.Reach, f *model.Field) error {
+	return t.table.Confine(e, final, func(r *mql.Reach, f *model.Field) (bson.E, bool, error) {
 		tenant, all, err := t.Tenant(ctx)
 		switch {
 		case err != nil:
-			return err
+			return bson.E{}, false, err
 		case r.Writes:
-			return fmt.Errorf("%w: a pipeline may not write a collection of tenants' documents: its documents could name any tenant; write them through the collection's repository", events.ErrUnguardedQuery)
-		case all:
-			return nil
-		case !final:
-			return r.Confine(bson.E{Key: f.BSON, Value: tenant})
+			return bson.E{}, false, fmt.Errorf("%w: a pipeline may not write a collection of tenants' documents: its documents could name any tenant; write them through the collection's repository", events.ErrUnguardedQuery)
 		}
-		ok, err := r.Confined(bson.E{Key: f.BSON, Value: tenant})
-		if err == nil && !ok {
-			err = fmt.Errorf("%w: a listener removed the tenant's $match from the stage", ErrTenantMismatch)
-		}
-		return err
+		return bson.E{Key: f.BSON, Value: tenant}, !all, nil
 	})
-	if err == nil && !final && st != nil {
-		e.Pipeline = st
-	}
-	return err
 }
 
 // HandleEvent confines e to the tenant: it ANDs the tenant onto the filter,
