@@ -147,3 +147,37 @@ func TestCloudEventRefusesTimeRFC3339CannotWrite(t *testing.T) {
 	_, err := m.CloudEvent()
 	assert.NoError(t, err)
 }
+
+// TestRelayDeadLettersDataJSONCannotCarry: an event whose data the JSON
+// cannot carry fails at every attempt of a publisher that sends the
+// CloudEvent, and moves to DeadLetters with the error and its data as
+// stored, where nothing changed it. The fault is an old binary whose inner
+// length disagrees with its size: the test server keeps it as it is, while
+// it replaces bytes that are not UTF-8 on its own and refuses duplicate
+// and '$' keys.
+func TestRelayDeadLettersDataJSONCannotCarry(t *testing.T) {
+	orders, db := setup(t, nil)
+	bad := rawDoc(append(bsoncore.AppendHeader(nil, bsontype.Binary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c'))
+	o := &order{Status: "placed"}
+	o.Record("noted", bad)
+	o.Record("after", nil)
+	id := o.Recorded()[0].ID
+	require.NoError(t, orders.Insert(ctx, o))
+	p := &recorder{fail: func(m outbox.Message) error {
+		_, err := m.CloudEvent()
+		return err
+	}}
+	r := newRelay(t, db, p, outbox.WithMaxAttempts(1))
+	_, err := r.Drain(ctx)
+	require.NoError(t, err)
+	msgs := p.take()
+	require.Len(t, msgs, 1, "the next event follows")
+	assert.Equal(t, "after", msgs[0].Type)
+	var dead struct {
+		Error string   `bson:"error"`
+		Data  bson.Raw `bson:"data"`
+	}
+	require.NoError(t, db.Collection(outbox.DeadLetters).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&dead))
+	assert.Contains(t, dead.Error, `data field "b": the binary of subtype 2 holds 3 bytes, and its inner length says 2`)
+	assert.Equal(t, bad, dead.Data, "stored unchanged")
+}

@@ -326,3 +326,25 @@ func TestAttribute(t *testing.T) {
 	_, err = natsjs.Attribute(h, "overlong")
 	assert.ErrorContains(t, err, `natsjs: header ce-overlong "%C0%A0": not valid UTF-8`)
 }
+
+// TestPublishRefusesDataJSONCannotCarry sends nothing in the structured
+// mode for data its JSON would change (here a string that is not UTF-8),
+// and says which field; the binary mode carries the same data as it is.
+func TestPublishRefusesDataJSONCannotCarry(t *testing.T) {
+	ctx := context.Background()
+	_, js, s := stream(t)
+	m := msg(t, "id-1", "doc1", 1, "placed")
+	data, err := bson.Marshal(bson.D{{Key: "note", Value: "caf\xe9"}})
+	require.NoError(t, err)
+	m.Data = data
+	err = newPublisher(t, js).Publish(ctx, m)
+	assert.ErrorIs(t, err, outbox.ErrDataNotJSON)
+	assert.ErrorContains(t, err, `natsjs: outbox: message id-1: `)
+	assert.ErrorContains(t, err, `data field "note": the string "caf\xe9" is not valid UTF-8`)
+	assert.Equal(t, uint64(0), count(t, s))
+
+	require.NoError(t, newPublisher(t, js, natsjs.WithRawData()).Publish(ctx, m))
+	got, err := s.GetMsg(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []byte(data), got.Data)
+}
