@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -37,8 +38,8 @@ func (f *dataFault) Error() string {
 	return fmt.Sprintf("data field %q: %s", strings.Join(keys, "."), f.why)
 }
 
-func fault(key, why string, args ...any) *dataFault {
-	return &dataFault{path: []string{key}, why: fmt.Sprintf(why, args...)}
+func fault(key []byte, why string, args ...any) *dataFault {
+	return &dataFault{path: []string{string(key)}, why: fmt.Sprintf(why, args...)}
 }
 
 // checkJSONData refuses a document that relaxed Extended JSON would not
@@ -67,56 +68,56 @@ func checkJSONData(doc bsoncore.Document) error {
 }
 
 // checkDocument checks the elements of doc, a document or (array) an
-// array.
-func checkDocument(doc bsoncore.Document, array bool) *dataFault {
+// array. It reads the bytes as they are, so that data JSON can carry
+// costs no allocation.
+func checkDocument(doc []byte, array bool) *dataFault {
 	if n, _, ok := bsoncore.ReadLength(doc); !ok || int(n) != len(doc) || n < 5 || doc[n-1] != 0 {
-		return &dataFault{why: "not valid BSON"}
+		return notBSON()
 	}
-	var small [16]string
+	var small [16][]byte
 	keys := small[:0]
-	var seen map[string]bool
+	var seen map[string]bool // once the document has more keys than small holds
 	rest := doc[4 : len(doc)-1]
 	for i := 0; len(rest) > 0; i++ {
 		el, r, ok := bsoncore.ReadElement(rest)
 		if !ok {
-			return &dataFault{why: "not valid BSON"}
+			return notBSON()
 		}
 		rest = r
-		key := el.Key()
+		key := el.KeyBytes()
 		if f := checkKey(key, i, array); f != nil {
 			return f
 		}
-		if !array {
-			if seen == nil && len(keys) == cap(small) {
-				seen = make(map[string]bool, 2*len(keys))
-				for _, k := range keys {
-					seen[k] = true
-				}
-			}
-			if seen[key] || seen == nil && slices.Contains(keys, key) {
-				return fault(key, "the key appears twice in the document, and a JSON reader keeps one of them")
-			}
-			if seen != nil {
-				seen[key] = true
-			} else {
-				keys = append(keys, key)
+		if !array && seen == nil && len(keys) == cap(small) {
+			seen = make(map[string]bool, 2*len(keys))
+			for _, k := range keys {
+				seen[string(k)] = true
 			}
 		}
+		switch {
+		case array:
+		case seen != nil && seen[string(key)], seen == nil && slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Equal(k, key) }):
+			return fault(key, "the key appears twice in the document, and a JSON reader keeps one of them")
+		case seen != nil:
+			seen[string(key)] = true
+		default:
+			keys = append(keys, key)
+		}
 		if f := checkValue(el.Value()); f != nil {
-			f.path = append(f.path, key)
+			f.path = append(f.path, string(key))
 			return f
 		}
 	}
 	return nil
 }
 
-func checkKey(key string, i int, array bool) *dataFault {
+func checkKey(key []byte, i int, array bool) *dataFault {
 	switch {
-	case !utf8.ValidString(key):
+	case !utf8.Valid(key):
 		return fault(key, "the key is not valid UTF-8, which JSON would carry as U+FFFD")
-	case array && key != strconv.Itoa(i):
+	case array && !bytes.Equal(key, strconv.AppendInt(make([]byte, 0, 20), int64(i), 10)):
 		return fault(key, "array element %d has the key %q, which a JSON array cannot carry", i, key)
-	case !array && extJSONKeywords[key]:
+	case !array && len(key) > 0 && key[0] == '$' && extJSONKeywords[string(key)]:
 		return fault(key, "the key is an Extended JSON keyword, so a reader would take the document for a value of another type")
 	}
 	return nil
@@ -124,34 +125,42 @@ func checkKey(key string, i int, array bool) *dataFault {
 
 // checkValue checks one value; the caller adds its key to the fault.
 func checkValue(v bsoncore.Value) *dataFault {
-	var strs [2]string // the value's strings
-	n, ok := 0, true
+	var strs [2][]byte // the value's strings
+	n := 0
 	switch v.Type {
-	case bsontype.String:
-		strs[0], ok = v.StringValueOK()
-		n = 1
-	case bsontype.Symbol:
-		strs[0], ok = v.SymbolOK()
-		n = 1
-	case bsontype.JavaScript:
-		strs[0], ok = v.JavaScriptOK()
-		n = 1
+	case bsontype.String, bsontype.Symbol, bsontype.JavaScript:
+		s, rest, ok := readString(v.Data)
+		if !ok || len(rest) != 0 {
+			return notBSON()
+		}
+		strs[0], n = s, 1
 	case bsontype.Regex:
-		strs[0], strs[1], ok = v.RegexOK()
-		n = 2
+		pattern, options, ok := bytes.Cut(v.Data, []byte{0})
+		if !ok || len(options) == 0 || options[len(options)-1] != 0 || bytes.IndexByte(options, 0) != len(options)-1 {
+			return notBSON()
+		}
+		strs[0], strs[1], n = pattern, options[:len(options)-1], 2
 	case bsontype.CodeWithScope:
-		var scope bsoncore.Document
-		if strs[0], scope, ok = v.CodeWithScopeOK(); ok {
-			if f := checkDocument(scope, false); f != nil {
-				return f
-			}
+		if len(v.Data) < 4 {
+			return notBSON()
 		}
-		n = 1
+		code, scope, ok := readString(v.Data[4:])
+		if !ok {
+			return notBSON()
+		}
+		if f := checkDocument(scope, false); f != nil {
+			return f
+		}
+		strs[0], n = code, 1
 	case bsontype.DBPointer:
-		if strs[0], _, ok = v.DBPointerOK(); ok && strings.ContainsFunc(strs[0], func(r rune) bool { return r == '"' || r == '\\' || r < ' ' }) {
-			return &dataFault{why: fmt.Sprintf("the DBPointer namespace %q holds '\"', '\\' or a control character, which the Extended JSON writer does not escape", strs[0])}
+		ns, rest, ok := readString(v.Data)
+		if !ok || len(rest) != 12 {
+			return notBSON()
 		}
-		n = 1
+		if bytes.ContainsFunc(ns, func(r rune) bool { return r == '"' || r == '\\' || r < ' ' }) {
+			return &dataFault{why: fmt.Sprintf("the DBPointer namespace %q holds '\"', '\\' or a control character, which the Extended JSON writer does not escape", ns)}
+		}
+		strs[0], n = ns, 1
 	case bsontype.Binary:
 		// The old binary subtype 2 repeats the length inside; a reader
 		// keeps the bytes that inner length counts.
@@ -164,13 +173,21 @@ func checkValue(v bsoncore.Value) *dataFault {
 	case bsontype.EmbeddedDocument, bsontype.Array:
 		return checkDocument(v.Data, v.Type == bsontype.Array)
 	}
-	if !ok {
-		return &dataFault{why: "not valid BSON"}
-	}
 	for _, s := range strs[:n] {
-		if !utf8.ValidString(s) {
+		if !utf8.Valid(s) {
 			return &dataFault{why: fmt.Sprintf("the %s %q is not valid UTF-8, which JSON would carry as U+FFFD", v.Type, s)}
 		}
 	}
 	return nil
+}
+
+func notBSON() *dataFault { return &dataFault{why: "not valid BSON"} }
+
+// readString reads a BSON string (its length, its bytes, a NUL) from b.
+func readString(b []byte) (s, rest []byte, ok bool) {
+	n, rest, ok := bsoncore.ReadLength(b)
+	if !ok || n < 1 || int(n) > len(rest) || rest[n-1] != 0 {
+		return nil, nil, false
+	}
+	return rest[:n-1], rest[n:], true
 }
