@@ -43,23 +43,8 @@ func fault(key []byte, why string, args ...any) *dataFault {
 }
 
 // checkJSONData refuses a document that relaxed Extended JSON would not
-// carry as it is, or that a JSON reader would read as something else:
-//
-//   - a key or a string (also of a symbol, code, a regular expression) that
-//     is not valid UTF-8: the writer replaces the bytes with U+FFFD;
-//   - a key that appears twice in a document: a JSON reader keeps one;
-//   - a key that is an Extended JSON keyword ("$oid", "$date", ...): a
-//     reader takes the document for a value of that type;
-//   - an array whose keys are not 0, 1, 2, ...: JSON arrays carry no keys;
-//   - a DBPointer whose namespace holds '"', '\' or a control character:
-//     the writer writes it unescaped;
-//   - a binary of the old subtype 2 whose inner length disagrees with its
-//     size: the writer keeps what the inner length counts.
-//
-// The width of an integer (int32 or int64 of the same value), a NaN's
-// payload, a Decimal128's encoding beside its value and the order of a
-// regular expression's options are not kept, as they are no part of the
-// value.
+// carry as it is, or that a JSON reader would read as something else; the
+// doc comment of Message.CloudEvent lists the cases.
 func checkJSONData(doc bsoncore.Document) error {
 	if f := checkDocument(doc, false); f != nil {
 		return f
