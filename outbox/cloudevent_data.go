@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"go.mongodb.org/mongo-driver/bson/bsontype"
+	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
 )
 
@@ -113,19 +113,19 @@ func checkValue(v bsoncore.Value) *dataFault {
 	var strs [2][]byte // the value's strings
 	n := 0
 	switch v.Type {
-	case bsontype.String, bsontype.Symbol, bsontype.JavaScript:
+	case bson.TypeString, bson.TypeSymbol, bson.TypeJavaScript:
 		s, rest, ok := readString(v.Data)
 		if !ok || len(rest) != 0 {
 			return notBSON()
 		}
 		strs[0], n = s, 1
-	case bsontype.Regex:
+	case bson.TypeRegex:
 		pattern, options, ok := bytes.Cut(v.Data, []byte{0})
 		if !ok || len(options) == 0 || options[len(options)-1] != 0 || bytes.IndexByte(options, 0) != len(options)-1 {
 			return notBSON()
 		}
 		strs[0], strs[1], n = pattern, options[:len(options)-1], 2
-	case bsontype.CodeWithScope:
+	case bson.TypeCodeWithScope:
 		if len(v.Data) < 4 {
 			return notBSON()
 		}
@@ -137,7 +137,7 @@ func checkValue(v bsoncore.Value) *dataFault {
 			return f
 		}
 		strs[0], n = code, 1
-	case bsontype.DBPointer:
+	case bson.TypeDBPointer:
 		ns, rest, ok := readString(v.Data)
 		if !ok || len(rest) != 12 {
 			return notBSON()
@@ -146,7 +146,7 @@ func checkValue(v bsoncore.Value) *dataFault {
 			return &dataFault{why: fmt.Sprintf("the DBPointer namespace %q holds '\"', '\\' or a control character, which the Extended JSON writer does not escape", ns)}
 		}
 		strs[0], n = ns, 1
-	case bsontype.Binary:
+	case bson.TypeBinary:
 		// The old binary subtype 2 repeats the length inside; a reader
 		// keeps the bytes that inner length counts.
 		if len(v.Data) >= 9 && v.Data[4] == 2 {
@@ -155,8 +155,8 @@ func checkValue(v bsoncore.Value) *dataFault {
 				return &dataFault{why: fmt.Sprintf("the binary of subtype 2 holds %d bytes, and its inner length says %d", outer-4, inner)}
 			}
 		}
-	case bsontype.EmbeddedDocument, bsontype.Array:
-		return checkDocument(v.Data, v.Type == bsontype.Array)
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		return checkDocument(v.Data, v.Type == bson.TypeArray)
 	}
 	for _, s := range strs[:n] {
 		if !utf8.Valid(s) {

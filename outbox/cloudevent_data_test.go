@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
 )
@@ -63,7 +62,7 @@ func unfaithfulData(t testing.TB) []struct {
 		{"$numberLong key", marshal(t, bson.D{{Key: "n", Value: bson.D{{Key: "$numberLong", Value: "5"}}}}), "n.$numberLong", "Extended JSON keyword"},
 		{"top-level keyword", marshal(t, bson.D{{Key: "$uuid", Value: "x"}}), "$uuid", "Extended JSON keyword"},
 		{"array keys", rawDoc(bsoncore.AppendArrayElement(nil, "a", rawDoc(bsoncore.AppendInt32Element(nil, "5", 1)))), "a.5", "array element 0 has the key \"5\""},
-		{"binary subtype 2 inner length", rawDoc(append(bsoncore.AppendHeader(nil, bsontype.Binary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c')), "b", "holds 3 bytes, and its inner length says 2"},
+		{"binary subtype 2 inner length", rawDoc(append(bsoncore.AppendHeader(nil, bson.TypeBinary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c')), "b", "holds 3 bytes, and its inner length says 2"},
 		{"DBPointer quote", marshal(t, bson.D{{Key: "p", Value: primitive.DBPointer{DB: `a","x`, Pointer: oid}}}), "p", "the DBPointer namespace"},
 	}
 }
@@ -157,7 +156,7 @@ func TestCloudEventRefusesTimeRFC3339CannotWrite(t *testing.T) {
 // and '$' keys.
 func TestRelayDeadLettersDataJSONCannotCarry(t *testing.T) {
 	orders, db := setup(t, nil)
-	bad := rawDoc(append(bsoncore.AppendHeader(nil, bsontype.Binary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c'))
+	bad := rawDoc(append(bsoncore.AppendHeader(nil, bson.TypeBinary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c'))
 	o := &order{Status: "placed"}
 	o.Record("noted", bad)
 	o.Record("after", nil)

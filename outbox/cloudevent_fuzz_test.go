@@ -12,7 +12,6 @@ import (
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
 )
 
@@ -106,27 +105,27 @@ func sameDocument(a, b bsoncore.Document) bool {
 }
 
 func sameValue(a, b bsoncore.Value) bool {
-	isInt := func(v bsoncore.Value) bool { return v.Type == bsontype.Int32 || v.Type == bsontype.Int64 }
+	isInt := func(v bsoncore.Value) bool { return v.Type == bson.TypeInt32 || v.Type == bson.TypeInt64 }
 	switch {
 	case isInt(a) && isInt(b):
 		return a.AsInt64() == b.AsInt64()
 	case a.Type != b.Type:
 		return false
-	case a.Type == bsontype.Double:
+	case a.Type == bson.TypeDouble:
 		x, y := a.Double(), b.Double()
 		return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
-	case a.Type == bsontype.Decimal128:
+	case a.Type == bson.TypeDecimal128:
 		return a.Decimal128().String() == b.Decimal128().String()
-	case a.Type == bsontype.Regex:
+	case a.Type == bson.TypeRegex:
 		pa, oa := a.Regex()
 		pb, ob := b.Regex()
 		sa, sb := []byte(oa), []byte(ob)
 		slices.Sort(sa)
 		slices.Sort(sb)
 		return pa == pb && bytes.Equal(sa, sb)
-	case a.Type == bsontype.EmbeddedDocument || a.Type == bsontype.Array:
+	case a.Type == bson.TypeEmbeddedDocument || a.Type == bson.TypeArray:
 		return sameDocument(a.Data, b.Data)
-	case a.Type == bsontype.CodeWithScope:
+	case a.Type == bson.TypeCodeWithScope:
 		ca, da := a.CodeWithScope()
 		cb, db := b.CodeWithScope()
 		return ca == cb && sameDocument(da, db)
