@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -98,10 +99,15 @@ func demoOutbox(ctx context.Context, out io.Writer, db *mongo.Database) error {
 		if err != nil {
 			return err
 		}
-		typ, _ := natsjs.Attribute(msg.Headers(), "type")
-		subject, _ := natsjs.Attribute(msg.Headers(), "subject")
-		seq, _ := natsjs.Attribute(msg.Headers(), "subjectseq")
-		fmt.Fprintf(out, "   purchase …%s  #%s  %s\n", subject[len(subject)-4:], seq, typ)
+		var ev struct {
+			Type       string `json:"type"`
+			Subject    string `json:"subject"`
+			SubjectSeq int64  `json:"subjectseq"`
+		}
+		if err := json.Unmarshal(msg.Data(), &ev); err != nil || len(ev.Subject) < 4 {
+			return fmt.Errorf("message %s is not an outbox CloudEvent: %v", msg.Subject(), err)
+		}
+		fmt.Fprintf(out, "   purchase …%s  #%d  %s\n", ev.Subject[len(ev.Subject)-4:], ev.SubjectSeq, ev.Type)
 	}
 	return nil
 }

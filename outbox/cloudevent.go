@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/x/bsonx/bsoncore"
 )
 
 // The CloudEvents extension attributes a Message adds to the spec's own.
@@ -28,6 +29,10 @@ const (
 	CloudEventSubjectSeq = "subjectseq" // Message.Seq: the order within the subject
 	CloudEventAttempt    = "attempt"    // Message.Attempt
 )
+
+// ErrDataNotJSON matches, through errors.Is, the error of
+// Message.CloudEvent for data that its JSON cannot carry as it is.
+var ErrDataNotJSON = errors.New("the data cannot be carried as JSON unchanged")
 
 const (
 	cloudEventSpecVersion = "1.0"
@@ -69,8 +74,24 @@ type cloudEvent struct {
 // Seq or Attempt, and data with its datacontenttype when m.Data is empty.
 // An ID, Source or Type that is empty, a string that is not UTF-8 or holds
 // control characters, a negative Seq or Attempt or one beyond the spec's
-// 32-bit Integer, and Data that is not a valid BSON document are errors
-// naming the message ID.
+// 32-bit Integer, a Time outside the years 0000-9999 of RFC 3339, and Data
+// that is not a valid BSON document are errors naming the message ID.
+//
+// Data that this JSON cannot carry as it is, is an error matching
+// ErrDataNotJSON that names the field, never a changed copy: a key or
+// string that is not valid UTF-8 (the Extended JSON writer would put
+// U+FFFD in its place), a key that appears twice in a document (a JSON
+// reader keeps one), a key that is an Extended JSON keyword such as "$oid"
+// or "$date" (a reader would take the document for a value of that type),
+// array keys other than 0, 1, 2, ..., a DBPointer namespace holding '"',
+// '\' or a control character (the writer does not escape it), and a
+// binary of the old subtype 2 whose inner length disagrees with its size
+// (the writer keeps what the inner length counts). What relaxed Extended
+// JSON leaves out is no part of a value and is not refused: whether an
+// integer was an int32 or an int64, a NaN's payload, a Decimal128's
+// encoding beside its value (a non-canonical one is a zero), the order of
+// a regular expression's options. The BSON itself (binary
+// content mode) carries all of it.
 func (m Message) CloudEvent() ([]byte, error) {
 	if err := m.checkCloudEvent(); err != nil {
 		return nil, err
@@ -87,6 +108,9 @@ func (m Message) CloudEvent() ([]byte, error) {
 		Attempt:     m.Attempt,
 	}
 	if len(m.Data) > 0 {
+		if err := checkJSONData(bsoncore.Document(m.Data)); err != nil {
+			return nil, fmt.Errorf("outbox: message %s: %w: %w", m.ID, ErrDataNotJSON, err)
+		}
 		data, err := bson.MarshalExtJSON(m.Data, false, false)
 		if err != nil {
 			return nil, fmt.Errorf("outbox: message %s: data as Extended JSON: %w", m.ID, err)
@@ -174,8 +198,11 @@ func (m Message) checkCloudEvent() error {
 	if m.Attempt < 0 || m.Attempt > math.MaxInt32 {
 		return fmt.Errorf("outbox: message %s: Attempt %d is outside 0..%d, the CloudEvents Integer range", m.ID, m.Attempt, math.MaxInt32)
 	}
+	if y := m.Time.UTC().Year(); !m.Time.IsZero() && (y < 0 || y > 9999) {
+		return fmt.Errorf("outbox: message %s: Time %s is outside the years 0000-9999 that RFC 3339 can write", m.ID, m.Time.UTC().Format(time.RFC3339))
+	}
 	if len(m.Data) > 0 {
-		if err := m.Data.Validate(); err != nil {
+		if err := validDocument(m.Data); err != nil {
 			return fmt.Errorf("outbox: message %s: Data is not a valid BSON document: %w", m.ID, err)
 		}
 	}
@@ -194,4 +221,14 @@ func checkAttribute(s string) error {
 		}
 	}
 	return nil
+}
+
+// validDocument is bson.Raw.Validate without its panic (on a length field
+// below 5) and without the bytes it lets pass after the document's end,
+// which binary mode would send and JSON would not.
+func validDocument(d bson.Raw) error {
+	if n, _, ok := bsoncore.ReadLength(d); !ok || n < 5 || int(n) != len(d) {
+		return fmt.Errorf("its length field says %d bytes, and it has %d", n, len(d))
+	}
+	return d.Validate()
 }

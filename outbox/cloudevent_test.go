@@ -16,7 +16,7 @@ import (
 )
 
 // message is a fully populated Message with data of several BSON types.
-func message(t *testing.T) outbox.Message {
+func message(t testing.TB) outbox.Message {
 	t.Helper()
 	oid, err := primitive.ObjectIDFromHex("665f1c2e8b3e4a0012345678")
 	require.NoError(t, err)
@@ -152,6 +152,8 @@ func TestCloudEventRefusesBadMessages(t *testing.T) {
 	}{
 		{"invalid data", func(m *outbox.Message) { m.Data = truncated }, "Data is not a valid BSON document"},
 		{"data length wrong", func(m *outbox.Message) { m.Data = badLength }, "Data is not a valid BSON document"},
+		{"data length zero", func(m *outbox.Message) { m.Data = bson.Raw{0, 0, 0, 0} }, "Data is not a valid BSON document"},
+		{"bytes after the data", func(m *outbox.Message) { m.Data = append(m.Data, 0) }, "Data is not a valid BSON document: its length field says"},
 		{"no source", func(m *outbox.Message) { m.Source = "" }, "no Source"},
 		{"no type", func(m *outbox.Message) { m.Type = "" }, "no Type"},
 		{"negative seq", func(m *outbox.Message) { m.Seq = -1 }, "Seq -1"},

@@ -7,8 +7,9 @@ import (
 )
 
 // TestOnlyTestsLinkTheServer keeps nats-server out of every package of the
-// module but natstest and example_app: an application using the library
-// links the NATS client only.
+// module but natstest and example_app, and the CloudEvents SDK, which the
+// tests decode with, out of all: an application using the library links
+// the NATS client only.
 func TestOnlyTestsLinkTheServer(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command to list the module's packages")
@@ -18,16 +19,18 @@ func TestOnlyTestsLinkTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	const module, server = "github.com/mgmevents/mgmevents/", "github.com/nats-io/nats-server/"
+	const module, server, sdk = "github.com/mgmevents/mgmevents/", "github.com/nats-io/nats-server/", "github.com/cloudevents/"
 	checked := 0
 	for line := range strings.Lines(string(out)) {
 		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if strings.HasSuffix(pkg, "/natstest") || strings.HasPrefix(pkg, module+"example_app") {
-			continue
-		}
+		mayServe := strings.HasSuffix(pkg, "/natstest") || strings.HasPrefix(pkg, module+"example_app")
 		checked++
 		for dep := range strings.FieldsSeq(deps) {
-			if strings.HasPrefix(dep, server) {
+			if strings.HasPrefix(dep, sdk) {
+				t.Errorf("%s depends on %s; only tests may", pkg, dep)
+				break
+			}
+			if !mayServe && strings.HasPrefix(dep, server) {
 				t.Errorf("%s depends on %s; only tests, natstest and example_app may", pkg, dep)
 				break
 			}

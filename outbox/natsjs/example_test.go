@@ -2,6 +2,7 @@ package natsjs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,8 +52,7 @@ func Example() {
 	}
 	fmt.Printf("%+v\n", pub.Stats())
 
-	// A consumer routes on the subject and the ce- headers, and reads the
-	// CloudEvent JSON.
+	// A consumer filters on the subject and reads the CloudEvent JSON.
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{"outbox.orders.>"},
 	})
@@ -63,12 +63,17 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	typ, _ := natsjs.Attribute(got.Headers(), "type")
-	seq, _ := natsjs.Attribute(got.Headers(), "subjectseq")
-	fmt.Println(got.Subject(), typ, seq)
+	var ev struct {
+		Type       string `json:"type"`
+		SubjectSeq int64  `json:"subjectseq"`
+	}
+	if err := json.Unmarshal(got.Data(), &ev); err != nil {
+		panic(err)
+	}
+	fmt.Println(got.Subject(), got.Headers().Get("Content-Type"), ev.Type, ev.SubjectSeq)
 	fmt.Println(string(got.Data()))
 	// Output:
 	// {Published:1 Duplicates:1}
-	// outbox.orders.order.placed order.placed 1
+	// outbox.orders.order.placed application/cloudevents+json order.placed 1
 	// {"specversion":"1.0","id":"0190e4d2-7c3a-7b9e-8f00-0123456789ab","source":"/orders","type":"order.placed","subject":"665f1c2e8b3e4a0012345678","datacontenttype":"application/json","subjectseq":1,"attempt":1,"data":{"total":42}}
 }

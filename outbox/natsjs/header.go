@@ -9,20 +9,27 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// The payload's media type, in the Content-Type header. A Publisher also
-// sets every CloudEvents context attribute of the message as a header named
-// "ce-" + the attribute's name ("ce-type", "ce-subject", "ce-tenant",
-// "ce-subjectseq", ...), its value percent-encoded, as the binary content
-// mode of the CloudEvents NATS protocol binding says. So a consumer can
-// route on them without decoding the payload; Attribute reads them.
+// The media types of a Publisher's messages. In the structured content
+// mode (the default) the Content-Type header is ContentTypeCloudEvent and
+// there is no "ce-" header: the CloudEvents NATS binding tells the modes
+// apart by Content-Type, the official Go SDK by a "ce-specversion" header,
+// and so both read such a message as structured. In the binary mode
+// (WithRawData) there is no Content-Type header and every CloudEvents
+// context attribute is a header named "ce-" + the attribute's name
+// ("ce-type", "ce-subject", "ce-tenant", "ce-subjectseq", ...), its value
+// percent-encoded as the binding says; Attribute reads them.
 const (
 	// ContentTypeCloudEvent marks a CloudEvent JSON payload: the
 	// structured content mode.
 	ContentTypeCloudEvent = "application/cloudevents+json"
 	// ContentTypeBSON is the datacontenttype of a raw BSON payload, in the
-	// "ce-datacontenttype" header: the binary content mode. Such a message
-	// has no Content-Type header.
+	// "ce-datacontenttype" header: the binary content mode.
 	ContentTypeBSON = "application/bson"
+)
+
+const (
+	contentTypeHeader = "Content-Type"
+	attributePrefix   = "ce-"
 )
 
 // encodeHeader percent-encodes v as the binding says: a space, '"', '%' and
@@ -44,11 +51,12 @@ func encodeHeader(v string) string {
 }
 
 // Attribute returns the CloudEvents attribute name ("type", "subject",
-// "tenant", "subjectseq", ...) from the "ce-" headers of a message the
-// Publisher sent, percent-decoded. It is "" when the header is absent,
-// and an error when the header is not valid percent-encoded UTF-8.
+// "tenant", "subjectseq", ...) from the "ce-" headers of a binary-mode
+// message (WithRawData), percent-decoded as the binding says. It is ""
+// when the header is absent, as it is in the structured mode, and an error
+// when the header is not valid percent-encoded UTF-8.
 func Attribute(h nats.Header, name string) (string, error) {
-	raw := h.Get("ce-" + name)
+	raw := h.Get(attributePrefix + name)
 	if raw == "" {
 		return "", nil
 	}

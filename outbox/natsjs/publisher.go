@@ -4,9 +4,16 @@
 // Each message goes to one subject (see DefaultSubject) with the
 // Nats-Msg-Id header set to Message.ID, so that JetStream's duplicate window
 // absorbs what a relay delivers twice. Publish returns once JetStream has
-// stored the message and acknowledged it. The payload is the message's
-// CloudEvent JSON, or with WithRawData its BSON data; either way the
-// CloudEvents attributes are in "ce-" headers too.
+// stored the message and acknowledged it. A message is a CloudEvent in one
+// content mode of the CloudEvents NATS binding: by default the structured
+// mode, the message's CloudEvent JSON as the payload; with WithRawData the
+// binary mode, its BSON data as the payload and the attributes in "ce-"
+// headers. The structured mode decodes the same by the binding's rule (the
+// mode by the Content-Type header) and with the official Go SDK's JetStream
+// binding (the mode by a "ce-specversion" header). In the binary mode that
+// SDK binding does not percent-decode the headers: an attribute holding a
+// space, '"', '%' or a character beyond ASCII reaches it encoded. See
+// docs/outbox-nats.md.
 //
 // The stream is the application's: create one whose subjects capture the
 // prefix ("outbox.>") and whose Duplicates window is longer than the
@@ -58,8 +65,9 @@ func WithSubject(f func(m outbox.Message) (string, error)) Option {
 
 // WithRawData publishes Message.Data, the BSON document, as the payload
 // instead of the CloudEvent JSON: the binary content mode of the CloudEvents
-// NATS binding, with "ce-datacontenttype: application/bson" and no
-// Content-Type header.
+// NATS binding, each attribute in a "ce-" header (see Attribute), with
+// "ce-datacontenttype: application/bson" and no Content-Type header. It
+// carries any data, also what the JSON cannot (outbox.ErrDataNotJSON).
 func WithRawData() Option { return func(p *Publisher) { p.raw = true } }
 
 // WithStream makes JetStream refuse a message unless the named stream
@@ -113,24 +121,9 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 	if err != nil {
 		return fmt.Errorf("natsjs: message %s: %w", m.ID, err)
 	}
-	attrs, err := m.CloudEventAttributes()
+	msg, err := p.message(subj, m)
 	if err != nil {
 		return fmt.Errorf("natsjs: %w", err)
-	}
-	msg := nats.NewMsg(subj)
-	for name, v := range attrs {
-		msg.Header.Set("ce-"+name, encodeHeader(v))
-	}
-	if p.raw {
-		if len(m.Data) > 0 {
-			msg.Header.Set("ce-datacontenttype", ContentTypeBSON)
-		}
-		msg.Data = m.Data
-	} else {
-		if msg.Data, err = m.CloudEvent(); err != nil {
-			return fmt.Errorf("natsjs: %w", err)
-		}
-		msg.Header.Set("Content-Type", ContentTypeCloudEvent)
 	}
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(m.ID)}
 	if p.stream != "" {
@@ -150,6 +143,34 @@ func (p *Publisher) Publish(ctx context.Context, m outbox.Message) error {
 		p.published.Add(1)
 	}
 	return nil
+}
+
+// message is m in the Publisher's content mode: the CloudEvent JSON with a
+// Content-Type header and no "ce-" header, or (raw) the BSON data with
+// every attribute in a "ce-" header and no Content-Type.
+func (p *Publisher) message(subj string, m outbox.Message) (*nats.Msg, error) {
+	msg := nats.NewMsg(subj)
+	if !p.raw {
+		ce, err := m.CloudEvent()
+		if err != nil {
+			return nil, err
+		}
+		msg.Header.Set(contentTypeHeader, ContentTypeCloudEvent)
+		msg.Data = ce
+		return msg, nil
+	}
+	attrs, err := m.CloudEventAttributes()
+	if err != nil {
+		return nil, err
+	}
+	for name, v := range attrs {
+		msg.Header.Set(attributePrefix+name, encodeHeader(v))
+	}
+	if len(m.Data) > 0 {
+		msg.Header.Set(attributePrefix+"datacontenttype", ContentTypeBSON)
+	}
+	msg.Data = m.Data
+	return msg, nil
 }
 
 // Stats counts what JetStream acknowledged.

@@ -58,8 +58,8 @@ func newPublisher(t *testing.T, js jetstream.JetStream, opts ...natsjs.Option) *
 
 // TestPublishConsumeInOrder publishes the events of two documents,
 // interleaved, and reads them back through a JetStream consumer: same
-// order, one subject per collection and type, the ID in Nats-Msg-Id, the
-// attributes in ce- headers, and the CloudEvent JSON as the payload.
+// order, one subject per collection and type, the ID in Nats-Msg-Id, and
+// the CloudEvent JSON as the payload, with no ce- header beside it.
 func TestPublishConsumeInOrder(t *testing.T) {
 	ctx := context.Background()
 	_, js, s := stream(t)
@@ -93,15 +93,7 @@ func TestPublishConsumeInOrder(t *testing.T) {
 		h := got.Headers()
 		assert.Equal(t, m.ID, h.Get(jetstream.MsgIDHeader))
 		assert.Equal(t, natsjs.ContentTypeCloudEvent, h.Get("Content-Type"))
-		for name, v := range map[string]string{
-			"id": m.ID, "type": m.Type, "source": "/orders", "subject": m.Subject, "tenant": "acme",
-			"subjectseq": fmt.Sprint(m.Seq), "attempt": "1", "specversion": "1.0",
-			"time": m.Time.Format(time.RFC3339),
-		} {
-			a, err := natsjs.Attribute(h, name)
-			require.NoError(t, err)
-			assert.Equal(t, v, a, "ce-%s of %s", name, m.ID)
-		}
+		assert.Len(t, h, 2, "Nats-Msg-Id and Content-Type only: %v", h)
 		ce, err := m.CloudEvent()
 		require.NoError(t, err)
 		assert.JSONEq(t, string(ce), string(got.Data()))
@@ -333,4 +325,26 @@ func TestAttribute(t *testing.T) {
 	assert.ErrorContains(t, err, `natsjs: header ce-bad "%zz"`)
 	_, err = natsjs.Attribute(h, "overlong")
 	assert.ErrorContains(t, err, `natsjs: header ce-overlong "%C0%A0": not valid UTF-8`)
+}
+
+// TestPublishRefusesDataJSONCannotCarry sends nothing in the structured
+// mode for data its JSON would change (here a string that is not UTF-8),
+// and says which field; the binary mode carries the same data as it is.
+func TestPublishRefusesDataJSONCannotCarry(t *testing.T) {
+	ctx := context.Background()
+	_, js, s := stream(t)
+	m := msg(t, "id-1", "doc1", 1, "placed")
+	data, err := bson.Marshal(bson.D{{Key: "note", Value: "caf\xe9"}})
+	require.NoError(t, err)
+	m.Data = data
+	err = newPublisher(t, js).Publish(ctx, m)
+	assert.ErrorIs(t, err, outbox.ErrDataNotJSON)
+	assert.ErrorContains(t, err, `natsjs: outbox: message id-1: `)
+	assert.ErrorContains(t, err, `data field "note": the string "caf\xe9" is not valid UTF-8`)
+	assert.Equal(t, uint64(0), count(t, s))
+
+	require.NoError(t, newPublisher(t, js, natsjs.WithRawData()).Publish(ctx, m))
+	got, err := s.GetMsg(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []byte(data), got.Data)
 }
