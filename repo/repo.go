@@ -29,6 +29,14 @@
 //	BulkWrite            each write model in order as its twin (Insert, UpdateOne, UpdateMany, ReplaceOne,
 //	                     DeleteOne, DeleteMany), hooks and events included, one write each
 //
+// Versions: a model with an `auto:"version"` field holds, from
+// BeforeConvert on, the version the write stores, as in Spring Data
+// MongoDB's versioned save: 1 for an insert of a model at 0 (which Spring
+// sets only after BeforeConvert), and the version read plus one for Save
+// and Update, whose filter holds the version read. A BeforeConvert
+// listener may not change it (the write is refused), and a write that
+// fails gives the model back the version it had.
+//
 // Filters: every method that takes a filter, read or write, refuses a nil
 // one (untyped nil, or a nil bson.D, bson.M, map, slice or pointer) with
 // an error that wraps ErrInvalidArgument and names the method, before any
