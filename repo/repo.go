@@ -11,6 +11,8 @@
 //	InsertMany           the Insert sequence up to BeforeSave for each model, one write, then the rest
 //	FindByID, FindOne,   BeforeQuery, then AfterLoad, decode, AfterConvert, for each document as it is read
 //	Find, Iter, All
+//	FindPage             as Find for the page's models (the model read past the page is not decoded),
+//	                     then, when asked, the BeforeQuery of its Count
 //	Count, Distinct      BeforeQuery
 //	Aggregate            BeforeQuery (the pipeline), then AfterLoad (and for models AfterConvert) per result
 //	UpdateOne,           BeforeQuery, BeforeUpdate, update, AfterUpdate
