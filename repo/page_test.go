@@ -49,8 +49,13 @@ func policyBus(t *testing.T) *events.Bus {
 // ranks interleaved, and returns the repository and the database.
 func pagedNotes(t *testing.T) (*repo.Repository[*pagedNote], *mongo.Database) {
 	t.Helper()
-	db := srv.Database(t)
-	notes, err := repo.New[*pagedNote](policyBus(t), repo.WithDatabase(db))
+	return pagedNotesIn(t, srv.Database(t), policyBus(t))
+}
+
+// pagedNotesIn stores pagedNotes' notes in db, with a repository on bus.
+func pagedNotesIn(t *testing.T, db *mongo.Database, bus *events.Bus) (*repo.Repository[*pagedNote], *mongo.Database) {
+	t.Helper()
+	notes, err := repo.New[*pagedNote](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	rank := func(n int) *int { return &n }
 	ranks := []*int{rank(2), nil, rank(1), rank(2), rank(3), nil, rank(1), rank(2), rank(3), rank(2)}
