@@ -1,7 +1,9 @@
 package repo_test
 
 import (
+	"context"
 	"crypto/rand"
+	"fmt"
 	"testing"
 	"time"
 
@@ -184,4 +186,30 @@ func TestFindPageRefusesBadRequests(t *testing.T) {
 		require.ErrorIs(t, err, repo.ErrInvalidArgument, want)
 		assert.ErrorContains(t, err, want)
 	}
+}
+
+// TestFindPageIsOneOperation: interceptors see FindPage and FindAs as one
+// operation each, with what they returned, and the model read past the
+// page to learn More publishes no AfterLoad.
+func TestFindPageIsOneOperation(t *testing.T) {
+	bus, posts, _ := setup[*Post](t, nil)
+	require.NoError(t, posts.InsertMany(ctx, []*Post{{Title: "a"}, {Title: "b"}, {Title: "c"}}))
+	var ops []string
+	loads := 0
+	bus.Register(events.InterceptorFunc(func(ctx context.Context, o *events.Operation, next func(context.Context) error) error {
+		err := next(ctx)
+		ops = append(ops, fmt.Sprint(o.Method, " ", o.Returned))
+		return err
+	}))
+	bus.Register(events.ListenerFunc(func(context.Context, *events.Event) error { loads++; return nil }), events.On(events.AfterLoad))
+	page, err := posts.FindPage(ctx, bson.D{}, repo.PageRequest{Size: 2, Count: true})
+	require.NoError(t, err)
+	assert.True(t, page.More)
+	assert.Equal(t, 2, loads, "the third post is not loaded")
+	type title struct {
+		Title string `bson:"title"`
+	}
+	_, err = repo.FindAs[title](ctx, posts, bson.D{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"FindPage 2", "FindAs 3"}, ops)
 }
