@@ -24,7 +24,9 @@ type PageRequest struct {
 	// fields after _id are dropped, since _id decides. Keyset paging
 	// compares a field's values as the server does within one BSON type,
 	// so its sort fields should hold one type each (or be missing, which
-	// sorts as null) and no arrays.
+	// sorts as null); a page whose last document holds an array in a sort
+	// field fails with ErrInvalidArgument, since no position can follow
+	// the server's order of arrays.
 	Sort bson.D
 	// Offset skips that many models (offset paging). The server still
 	// reads what it skips: for deep pages use After.
@@ -46,9 +48,9 @@ type Page[T mgm.Model] struct {
 	// More reports whether models follow this page.
 	More bool
 	// Next is the position after the page's last model, for
-	// PageRequest.After, when More; "" otherwise. It holds that model's
-	// sort values as stored (encoded, not encrypted: for a client to hand
-	// back, not a secret) and the sort it was made for.
+	// PageRequest.After, when More; "" otherwise. It holds, readably,
+	// that model's sort values as stored and the sort it was made for:
+	// hand it to a client only if the client may see those fields.
 	Next string
 	// Total is the number of models that filter matches on every page
 	// together when PageRequest.Count asked, and -1 otherwise.
