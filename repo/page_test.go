@@ -186,6 +186,12 @@ func TestFindPageRefusesBadRequests(t *testing.T) {
 		require.ErrorIs(t, err, repo.ErrInvalidArgument, want)
 		assert.ErrorContains(t, err, want)
 	}
+	rank := repo.PageRequest{Size: 1, Sort: bson.D{{Key: "rank", Value: 1}}}
+	_, err := notes.FindPage(acme, bson.D{}, rank, options.Find().SetProjection(bson.D{{Key: "email", Value: 1}}))
+	require.ErrorIs(t, err, repo.ErrInvalidArgument)
+	assert.ErrorContains(t, err, `has no sort field "rank": the projection must keep every field of PageRequest.Sort`)
+	_, err = notes.FindPage(acme, bson.D{}, repo.PageRequest{Size: 1, Sort: bson.D{{Key: "email", Value: 1}}})
+	require.ErrorIs(t, err, encryption.ErrEncryptedField, "the policy refuses a sort on an encrypted field, as for Find")
 }
 
 // TestFindPageIsOneOperation: interceptors see FindPage and FindAs as one
