@@ -119,6 +119,19 @@ func (o Op) String() string {
 	return "Op(" + strconv.Itoa(int(o)) + ")"
 }
 
+// Insert reports whether o inserts every model it writes as a new
+// document: Insert, and Save of a model without an ID (or, versioned, at
+// version 0), publish OpInsert; InsertMany publishes OpInsertMany. A
+// listener that acts on new documents asks e.Op.Insert(): e.Op ==
+// OpInsert misses InsertMany.
+//
+// The upserts are not inserts: Save of a model with an ID (OpReplace),
+// ReplaceOne and FindOneAndReplace with upsert, and the operator updates
+// with upsert insert a document only when none matches, which is known
+// after the write. Their events carry Event.Upsert, and AfterUpdate's
+// UpsertedCount and UpsertedID tell whether an operator update inserted.
+func (o Op) Insert() bool { return o == OpInsert || o == OpInsertMany }
+
 // Write reports whether o writes a model (insert, replace or update,
 // ReplaceOne and FindOneAndReplace included). The operator updates by
 // filter do not: they publish BeforeUpdate instead.

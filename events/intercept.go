@@ -48,7 +48,8 @@ type Operation struct {
 // Register adds a listener that implements Interceptor to the
 // interceptors too, in the same order: the first one runs outermost.
 // ForModel and ForType restrict it as they do the listener; an interceptor
-// that handles no events returns none from EventTypes. A listener that
+// that handles no events returns none from EventTypes, as a function
+// adapted by InterceptorFunc does. A listener that
 // intercepts only when configured to, such as Logging with a slow
 // threshold, also has a method Intercepting() bool, which registration
 // asks once: false leaves the operations unwrapped, at no cost.

@@ -90,13 +90,15 @@ func ExampleNewValidation() {
 }
 
 // Page records who created and last changed it, and when.
+// It embeds mgm.IDField, not mgm.DefaultModel, whose created_at and
+// updated_at would record the same times a second time.
 type Page struct {
-	mgm.DefaultModel `bson:",inline"`
-	Title            string    `bson:"title"`
-	Created          time.Time `bson:"created" audit:"createdAt"`
-	Updated          time.Time `bson:"updated" audit:"updatedAt"`
-	CreatedBy        string    `bson:"createdBy" audit:"createdBy"`
-	UpdatedBy        string    `bson:"updatedBy" audit:"updatedBy"`
+	mgm.IDField `bson:",inline"`
+	Title       string    `bson:"title"`
+	Created     time.Time `bson:"created" audit:"createdAt"`
+	Updated     time.Time `bson:"updated" audit:"updatedAt"`
+	CreatedBy   string    `bson:"createdBy" audit:"createdBy"`
+	UpdatedBy   string    `bson:"updatedBy" audit:"updatedBy"`
 }
 
 type editor struct{}

@@ -3,8 +3,10 @@ package model
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
+	"github.com/kamva/mgm/v3"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
@@ -90,3 +92,34 @@ func (s *Schema) AuditOf(k AuditKind) *AuditField {
 	}
 	return nil
 }
+
+var dateFieldsType = reflect.TypeFor[mgm.DateFields]()
+
+// checkDateFields refuses an audit:"createdAt" or "updatedAt" field beside
+// a stored mgm.DateFields (mgm.DefaultModel's created_at and updated_at),
+// whose fields mgm's hooks set and Auditing fills as those kinds already:
+// the document would store two creation, or two modification, times. A
+// tagged field stored as created_at or updated_at itself shadows
+// DateFields' (the shallower field wins), and is accepted.
+func (s *Schema) checkDateFields() error {
+	names := map[AuditKind]string{CreatedAt: "CreatedAt", UpdatedAt: "UpdatedAt"}
+	for _, a := range s.Audit {
+		name, ok := names[a.Kind]
+		if !ok || !s.has(a.Field) {
+			continue
+		}
+		for _, f := range s.Fields {
+			if f.Name != name || len(f.Index) < 2 || s.Struct.FieldByIndex(f.Index[:len(f.Index)-1]).Type != dateFieldsType {
+				continue
+			}
+			tag := `audit:"` + lowerFirst(name) + `"`
+			return s.tagErr(a.Name, tag, fmt.Sprintf(
+				"the model embeds mgm.DefaultModel (mgm.DateFields), whose %s (%s) already records this time, so the document would store it twice: "+
+					"drop the field and use DefaultModel's %s (Auditing fills it), or embed mgm.IDField instead of mgm.DefaultModel to keep %s",
+				name, f.BSON, name, a.Name))
+		}
+	}
+	return nil
+}
+
+func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }

@@ -20,11 +20,11 @@ import (
 
 type User struct {
 	mgm.DefaultModel `bson:",inline"`
-	UserID           string    `bson:"userId" auto:"uuid"`
-	LongID           int64     `bson:"longId" auto:"inc,batch=500"`
-	UserName         string    `bson:"userName"`
-	Version          int       `bson:"v" auto:"version"`
-	Created          time.Time `bson:"created" audit:"createdAt"`
+	UserID           string `bson:"userId" auto:"uuid"`
+	LongID           int64  `bson:"longId" auto:"inc,batch=500"`
+	UserName         string `bson:"userName"`
+	Version          int    `bson:"v" auto:"version"`
+	CreatedBy        string `bson:"createdBy" audit:"createdBy"`
 	Untagged         int
 }
 
@@ -43,7 +43,7 @@ func TestSchemaOfUser(t *testing.T) {
 	require.NotNil(t, s.Version)
 	assert.Equal(t, "v", s.Version.BSON)
 	require.Len(t, s.Audit, 1)
-	assert.Equal(t, model.CreatedAt, s.Audit[0].Kind)
+	assert.Equal(t, model.CreatedBy, s.Audit[0].Kind)
 	assert.NotNil(t, s.FieldByBSON("untagged"), "the driver's default key is the lower-cased name")
 	assert.NotNil(t, s.FieldByBSON("created_at"))
 }

@@ -263,6 +263,9 @@ func (s *Schema) check() error {
 			s.ID = &s.Fields[i]
 		}
 	}
+	if err := s.checkDateFields(); err != nil {
+		return err
+	}
 	if s.Tenant != nil && !s.has(*s.Tenant) {
 		s.Tenant = nil // shadowed by a shallower field of the same name
 	}

@@ -21,6 +21,11 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
+// plainName is a DTO of plain.
+type plainName struct {
+	Name string `bson:"name"`
+}
+
 // seen is one operation as an interceptor saw it.
 type seen struct {
 	op  events.Operation
@@ -147,6 +152,16 @@ func TestInterceptorSeesEveryMethod(t *testing.T) {
 			}
 			return nil
 		}, want{method: "All", op: events.OpFind, fails: true}},
+		{"FindPage", func() error {
+			_, err := r.FindPage(ctx, bson.M{"name": bson.M{"$in": bson.A{"a", "b"}}}, repo.PageRequest{Size: 1, Count: true})
+			return err
+		}, want{method: "FindPage", op: events.OpFind, returned: 1}},
+		{"FindPage vetoed", func() error { _, err := r.FindPage(veto, bson.D{}, repo.PageRequest{Size: 1}); return err },
+			want{method: "FindPage", op: events.OpFind, err: errVeto, fails: true}},
+		{"FindAs", func() error { _, err := repo.FindAs[plainName](ctx, r, bson.M{"name": "a"}); return err },
+			want{method: "FindAs", op: events.OpFind, returned: 1}},
+		{"FindAs refused", func() error { _, err := repo.FindAs[plainName](ctx, r, bad); return err },
+			want{method: "FindAs", op: events.OpFind, fails: true}},
 		{"Count", func() error { _, err := r.Count(ctx, bson.D{}); return err }, want{method: "Count", op: events.OpCount}},
 		{"Count vetoed", func() error { _, err := r.Count(veto, bson.D{}); return err }, want{method: "Count", op: events.OpCount, err: errVeto, fails: true}},
 		{"Distinct", func() error { _, err := r.Distinct(ctx, "name", bson.M{"name": "a"}); return err }, want{method: "Distinct", op: events.OpDistinct, returned: 1}},

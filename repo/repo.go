@@ -11,6 +11,9 @@
 //	InsertMany           the Insert sequence up to BeforeSave for each model, one write, then the rest
 //	FindByID, FindOne,   BeforeQuery, then AfterLoad, decode, AfterConvert, for each document as it is read
 //	Find, Iter, All
+//	FindPage             as Find for the page's models (the model read past the page is not decoded),
+//	                     then, when asked, the BeforeQuery of its Count
+//	FindAs (a DTO)       BeforeQuery, then AfterLoad and the DTO's decode per document (no AfterConvert: no model)
 //	Count, Distinct      BeforeQuery
 //	Aggregate            BeforeQuery (the pipeline), then AfterLoad (and for models AfterConvert) per result
 //	UpdateOne,           BeforeQuery, BeforeUpdate, update, AfterUpdate
@@ -28,6 +31,14 @@
 //	                     AfterLoad, decode, AfterConvert, as the stream reads it
 //	BulkWrite            each write model in order as its twin (Insert, UpdateOne, UpdateMany, ReplaceOne,
 //	                     DeleteOne, DeleteMany), hooks and events included, one write each
+//
+// Versions: a model with an `auto:"version"` field holds, from
+// BeforeConvert on, the version the write stores, as in Spring Data
+// MongoDB's versioned save: 1 for an insert of a model at 0 (which Spring
+// sets only after BeforeConvert), and the version read plus one for Save
+// and Update, whose filter holds the version read. A BeforeConvert
+// listener may not change it (the write is refused), and a write that
+// fails gives the model back the version it had.
 //
 // Filters: every method that takes a filter, read or write, refuses a nil
 // one (untyped nil, or a nil bson.D, bson.M, map, slice or pointer) with

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/serverinfo"
 	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/bson"
@@ -90,4 +92,47 @@ func (r *Repository[T]) releaseVersion(ctx context.Context, key string) {
 	if key != "" {
 		_, _ = r.coll.Database().Collection(r.coll.Name()+".versions").DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
 	}
+}
+
+// bumpVersion sets a versioned model's version field to the version the
+// write stores, before BeforeConvert, so that its listeners see what
+// BeforeSave's and the database will: 1 for an insert of a model at 0,
+// the version read plus one for a replace or an update (whose filter
+// holds the version read). u keeps the value before, for undo.
+func (r *Repository[T]) bumpVersion(mv reflect.Value, op events.Op, u *undo) error {
+	vf := r.schema.Version
+	if vf == nil {
+		return nil
+	}
+	f := vf.Value(mv.Elem())
+	u.hadVersion, u.version = true, reflect.New(f.Type()).Elem()
+	u.version.Set(f)
+	switch {
+	case op == events.OpInsert && f.IsZero():
+		setInt(f, 1)
+	case op != events.OpInsert:
+		old := intOf(f)
+		if uint64(old) >= vf.Max {
+			return fmt.Errorf("version of %v overflows %v", r.schema.Type, f.Type())
+		}
+		u.versioned, u.old = true, old // modelFilter holds old
+		setInt(f, old+1)
+	}
+	u.bumped = intOf(f)
+	return nil
+}
+
+// keptVersion refuses a version that a BeforeConvert listener changed:
+// the write's filter and claim hold the version bumpVersion moved on from,
+// and optimistic locking holds only if the document stores the next one.
+func (r *Repository[T]) keptVersion(mv reflect.Value, u *undo) error {
+	vf := r.schema.Version
+	if vf == nil {
+		return nil
+	}
+	if v := intOf(vf.Value(mv.Elem())); v != u.bumped {
+		return fmt.Errorf("a BeforeConvert listener changed %v's version field %s from %d to %d; the repository sets it (`auto:\"version\"`): %w",
+			r.schema.Type, vf.Name, u.bumped, v, ErrInvalidArgument)
+	}
+	return nil
 }

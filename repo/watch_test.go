@@ -3,14 +3,12 @@ package repo_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"testing"
 	"time"
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners/encryption"
-	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -32,15 +30,7 @@ type watchedMemo struct {
 // and one acme watchedMemo stored, with its raw document.
 func watched(t *testing.T) (*events.Bus, *repo.Repository[*watchedMemo], bson.Raw) {
 	t.Helper()
-	secret := make([]byte, 32)
-	_, err := rand.Read(secret)
-	require.NoError(t, err)
-	enc, err := encryption.New(encryption.Keys{{ID: "k", Secret: secret}})
-	require.NoError(t, err)
-	bus := events.NewBus()
-	bus.Register(enc)
-	bus.Register(tenancy.New())
-	bus.Register(softdelete.New())
+	bus := policyBus(t)
 	db := srv.Database(t)
 	memos, err := repo.New[*watchedMemo](bus, repo.WithDatabase(db))
 	require.NoError(t, err)

@@ -274,6 +274,7 @@ type undo struct {
 	driverID   bool  // the model has none, and the driver makes it
 	versioned  bool  // a replace or update of a versioned model
 	old        int64 // the version it was read at
+	bumped     int64 // the version it is written with
 	hadVersion bool
 	version    reflect.Value // the version field's value before the write
 	filter     any
@@ -331,8 +332,8 @@ func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 	}
 }
 
-// prepare publishes BeforeConvert, gives the model its ID and version,
-// and, when a BeforeSave or AfterSave listener will look at the document,
+// prepare gives the model its ID and the version it will be written
+// with, publishes BeforeConvert, and, when a BeforeSave or AfterSave listener will look at the document,
 // encodes the model once and publishes BeforeSave. It returns what to
 // write: the document as BeforeSave's listeners left it, as a pointer to
 // e.Document (which the driver encodes as the document, and which costs no
@@ -357,29 +358,21 @@ func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv re
 			u.genID = true
 		}
 	}
+	if err := r.bumpVersion(mv, op, &u); err != nil {
+		r.undo(&u, m, mv)
+		return nil, u, err
+	}
 	if err := r.publish(ctx, e, events.BeforeConvert); err != nil {
+		r.undo(&u, m, mv)
+		return nil, u, err
+	}
+	if err := r.keptVersion(mv, &u); err != nil {
 		r.undo(&u, m, mv)
 		return nil, u, err
 	}
 	if err := r.zeroKey(mv); err != nil {
 		r.undo(&u, m, mv)
 		return nil, u, err
-	}
-	if vf := r.schema.Version; vf != nil {
-		f := vf.Value(mv.Elem())
-		u.hadVersion, u.version = true, reflect.New(f.Type()).Elem()
-		u.version.Set(f)
-		switch {
-		case op == events.OpInsert && f.IsZero():
-			setInt(f, 1)
-		case op != events.OpInsert:
-			old := intOf(f)
-			if uint64(old) >= vf.Max {
-				return nil, u, fmt.Errorf("version of %v overflows %v", r.schema.Type, f.Type())
-			}
-			u.versioned, u.old = true, old // modelFilter holds old
-			setInt(f, old+1)
-		}
 	}
 	if e == nil || !(r.bus.Handles(events.BeforeSave, e.ModelType) || r.bus.Handles(events.AfterSave, e.ModelType)) {
 		return m, u, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
@@ -119,6 +120,16 @@ func TestEveryMethodSpanAndMetric(t *testing.T) {
 			}
 			return nil
 		}, "server_error", map[string]any{"db.response.returned_rows": int64(0)}},
+		{"FindPage", "FindPage", func() error {
+			_, err := r.FindPage(ctx, bson.M{"email": bson.M{"$in": bson.A{"b@x", "c@x"}}}, repo.PageRequest{Size: 1, Count: true})
+			return err
+		}, "", map[string]any{"db.response.returned_rows": int64(1)}},
+		{"FindPage refused", "FindPage", func() error { _, err := r.FindPage(ctx, bad, repo.PageRequest{Size: 1}); return err }, "server_error",
+			map[string]any{"db.response.returned_rows": int64(0)}},
+		{"FindAs", "FindAs", func() error { _, err := repo.FindAs[accountEmail](ctx, r, bson.M{"email": "b@x"}); return err }, "",
+			map[string]any{"db.response.returned_rows": int64(1)}},
+		{"FindAs refused", "FindAs", func() error { _, err := repo.FindAs[accountEmail](ctx, r, bad); return err }, "server_error",
+			map[string]any{"db.response.returned_rows": int64(0)}},
 		{"Count", "Count", func() error { _, err := r.Count(ctx, bson.D{}); return err }, "", map[string]any{}},
 		{"Count refused", "Count", func() error { _, err := r.Count(ctx, bad); return err }, "server_error", map[string]any{}},
 		{"Distinct", "Distinct", func() error { _, err := r.Distinct(ctx, "email", bson.M{"age": 2}); return err }, "",
@@ -319,4 +330,9 @@ func sameType(got, want string) bool {
 		return strings.HasPrefix(got, "server_error_")
 	}
 	return got == want
+}
+
+// accountEmail is a DTO of Account.
+type accountEmail struct {
+	Email string `bson:"email"`
 }

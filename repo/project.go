@@ -1,0 +1,144 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/model"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// FindAs returns, as values of D, a struct type other than the model (a
+// DTO with a subset of its fields), every document of r's collection that
+// matches filter; a nil filter is refused (pass bson.D{}).
+//
+// It is a read of r's model, with its events: BeforeQuery, whose
+// listeners (every policy: the tenant, soft delete, encryption's checks)
+// confine the filter as they confine Find's, and for each document
+// AfterLoad, whose listeners (encryption, which decrypts) leave the
+// document that D is decoded from. AfterConvert, whose listeners are given
+// a model, is not published: there is none.
+//
+// The repository sends a projection of D's keys, each of which must be a
+// field of the model, plus what the policies need to read the document:
+// _id, the tenant field, the soft-delete marks and the blind index of each
+// encrypted field that D reads (encrypted fields are decrypted as for the
+// model, so D declares them with their plaintext type). A D with an inline
+// map reads whole documents. opts may not set a projection, which D sets;
+// BeforeQuery's listeners see the one sent in Event.Projection. With
+// interceptors it is one operation, "FindAs".
+func FindAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, opts ...*options.FindOptions) ([]D, error) {
+	if r == nil {
+		return nil, fmt.Errorf("repo: FindAs: nil repository: %w", ErrInvalidArgument)
+	}
+	if o := r.operation("FindAs", events.OpFind); o != nil {
+		return intercept(ctx, r.bus, o, func(ctx context.Context) ([]D, error) { return findAs[D](ctx, r, o, filter, opts) })
+	}
+	return findAs[D](ctx, r, nil, filter, opts)
+}
+
+func findAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], o *events.Operation, filter any, opts []*options.FindOptions) ([]D, error) {
+	proj, err := projectionOf(r.schema, reflect.TypeFor[D]())
+	if err != nil {
+		return nil, r.wrap("FindAs", err)
+	}
+	for i, o := range opts {
+		if o != nil && o.Projection != nil {
+			return nil, r.wrap("FindAs", fmt.Errorf("options %d set a projection, which FindAs sets from %v's fields: %w", i, reflect.TypeFor[D](), ErrInvalidArgument))
+		}
+	}
+	if proj != nil {
+		opts = append(opts[:len(opts):len(opts)], options.Find().SetProjection(proj))
+	}
+	c, err := r.iter(ctx, filter, opts, "FindAs")
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close(ctx)
+	var out []D
+	for c.cur.Next(ctx) {
+		raw, err := r.afterLoad(ctx, c.e, c.cur.Current)
+		if err != nil {
+			return nil, r.wrap("FindAs", err)
+		}
+		var d D
+		if err := r.unmarshal(raw, &d); err != nil {
+			return nil, r.wrap("FindAs", err)
+		}
+		out = append(out, d)
+	}
+	if err := c.cur.Err(); err != nil {
+		return nil, r.wrap("FindAs", err)
+	}
+	if o != nil {
+		o.Returned = int64(len(out))
+	}
+	return out, nil
+}
+
+var projections sync.Map // [2]reflect.Type{model, D} -> projected
+
+type projected struct {
+	proj bson.D // nil: whole documents
+	err  error
+}
+
+// projectionOf returns the projection that reads D's fields of documents
+// of model s, and what s's policies need; nil when D reads whole
+// documents. It is computed once per model and D.
+func projectionOf(s *model.Schema, d reflect.Type) (bson.D, error) {
+	key := [2]reflect.Type{s.Type, d}
+	if p, ok := projections.Load(key); ok {
+		return p.(projected).proj, p.(projected).err
+	}
+	proj, err := buildProjection(s, d)
+	p, _ := projections.LoadOrStore(key, projected{proj, err})
+	return p.(projected).proj, p.(projected).err
+}
+
+func buildProjection(s *model.Schema, d reflect.Type) (bson.D, error) {
+	if d.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("FindAs[%v]: want a struct type to read %v's documents into: %w", d, s.Type, ErrInvalidArgument)
+	}
+	keys, all, err := model.KeysOf(d)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		return nil, nil
+	}
+	proj := bson.D{{Key: "_id", Value: 1}}
+	add := func(k string) {
+		for _, e := range proj {
+			if e.Key == k {
+				return
+			}
+		}
+		proj = append(proj, bson.E{Key: k, Value: 1})
+	}
+	for _, k := range keys {
+		if s.FieldByBSON(k.BSON) == nil {
+			return nil, fmt.Errorf("FindAs[%v]: field %s reads key %q, which is no field of %v: %w", d, k.Name, k.BSON, s.Type, ErrInvalidArgument)
+		}
+		add(k.BSON)
+		for i := range s.Encrypted {
+			if f := &s.Encrypted[i]; f.BSON == k.BSON && f.Eq {
+				add(f.BlindIndex()) // decryption checks the value against it
+			}
+		}
+	}
+	if s.Tenant != nil {
+		add(s.Tenant.BSON)
+	}
+	for _, a := range s.Audit {
+		if a.Kind == model.DeletedAt || a.Kind == model.DeletedBy {
+			add(a.BSON)
+		}
+	}
+	return proj, nil
+}
