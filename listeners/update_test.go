@@ -12,6 +12,7 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,10 +36,10 @@ type Ticket struct {
 
 // tickets returns a repository with AutoKeys and Auditing, whose clock is
 // *now and whose auditor reads userKey from the context.
-func tickets(t *testing.T, now *time.Time) (*repo.Repository[*Ticket], *listeners.AutoKeys, *mongo.Database) {
+func tickets(t *testing.T, now *time.Time) (*repo.Repository[*Ticket], *autokeys.Keys, *mongo.Database) {
 	t.Helper()
 	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	audit := listeners.NewAuditing(listeners.WithAuditor(func(ctx context.Context) (any, error) { return ctx.Value(userKey{}), nil }),
 		listeners.WithClock(func() time.Time { return *now }))

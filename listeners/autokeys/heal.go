@@ -1,4 +1,4 @@
-package listeners
+package autokeys
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // past its data, once per type and collection. A failure to reach the
 // server is returned, and retried at the next write; an index the data
 // does not allow is logged.
-func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
+func (k *Keys) ensure(ctx context.Context, p *plan, t *target) error {
 	if t.ready.Load() {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
 // tenant's), past the largest value of f in t's collection (in tenant's
 // documents) when that value is at least atLeast and ahead of the counter.
 // It reports whether it moved it.
-func (k *AutoKeys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
+func (k *Keys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
 	var where bson.D
 	if f.ScopeTenant {
 		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
@@ -96,7 +96,7 @@ func (k *AutoKeys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, s
 // behind the data: when the collection already holds a value at or above
 // the number this model got, the counter is moved past the maximum and the
 // write is retried.
-func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
+func (k *Keys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
 	if !mongo.IsDuplicateKeyError(err) || e.Model == nil {
 		return false, nil
 	}

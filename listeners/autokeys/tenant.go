@@ -1,4 +1,4 @@
-package listeners
+package autokeys
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // TenantScope gives for the tenant the model names. It refuses before
 // anything is reserved, so that a request without the tenant cannot use up
 // that tenant's numbers.
-func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
+func (k *Keys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (string, error) {
 	if !f.ScopeTenant {
 		return "", nil
 	}
@@ -29,7 +29,7 @@ func (k *AutoKeys) tenantOf(ctx context.Context, p *plan, f *fieldPlan, mv refle
 // upsertTenant returns the tenant an upsert's document will belong to,
 // for a tenant-scoped field: the tenant the final filter requires, or else
 // the current one.
-func (k *AutoKeys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filter any) (string, error) {
+func (k *Keys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filter any) (string, error) {
 	if !f.ScopeTenant {
 		return "", nil
 	}

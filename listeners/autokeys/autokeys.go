@@ -1,9 +1,4 @@
-// Package listeners holds the built-in listeners: AutoKeys fills `auto`
-// fields, and Logging, Validation and Auditing give Go what Spring Data
-// MongoDB ships. The policies, which no other listener can undo, are in
-// the packages below: tenancy, softdelete and encryption. Register them
-// all on one events.Bus (see the package example).
-package listeners
+package autokeys
 
 import (
 	"context"
@@ -21,7 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-// AutoKeys fills the zero `auto:"inc"` and `auto:"uuid"` fields of a model
+// Keys fills the zero `auto:"inc"` and `auto:"uuid"` fields of a model
 // on BeforeConvert, and never touches fields that are set, so an update
 // keeps its keys. An InsertMany takes the numbers for all its models with
 // one counter round trip. An upsert (UpdateOne, UpdateMany or
@@ -39,7 +34,7 @@ import (
 // inc key the caller sets above three quarters of the field's range, and
 // ahead of the counter, is refused: the counter, moved past it, would
 // have no room for a block after it.
-type AutoKeys struct {
+type Keys struct {
 	alloc   *sequence.Allocator
 	indexes bool
 	now     func() time.Time
@@ -48,48 +43,48 @@ type AutoKeys struct {
 	plans   sync.Map    // reflect.Type -> *plan
 }
 
-// NewAutoKeys returns the listener. db holds the counters collection, and
+// New returns the listener. db holds the counters collection, and
 // may differ from the databases the repositories write to, by design: one
 // counters database can number the models of many. The unique indexes and
 // the checks against the data go to the collection each repository writes
 // to. It applies WithAllocator, WithSequenceOptions, WithoutIndexes,
 // WithClock, WithLogger and WithTenantScope.
-func NewAutoKeys(db *mongo.Database, opts ...Option) (*AutoKeys, error) {
+func New(db *mongo.Database, opts ...Option) (*Keys, error) {
 	if db == nil {
-		return nil, fmt.Errorf("listeners: NewAutoKeys(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
+		return nil, fmt.Errorf("autokeys: New(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
 	}
 	o, err := apply(opts)
 	if err != nil {
-		return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
+		return nil, fmt.Errorf("autokeys: New: %w", err)
 	}
-	k := &AutoKeys{indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
+	k := &Keys{indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
 	if k.alloc == nil {
 		if k.alloc, err = sequence.New(db, o.seqOpts...); err != nil {
-			return nil, fmt.Errorf("listeners: NewAutoKeys: %w", err)
+			return nil, fmt.Errorf("autokeys: New: %w", err)
 		}
 	}
 	return k, nil
 }
 
-// Allocator returns the allocator AutoKeys takes numbers from.
-func (k *AutoKeys) Allocator() *sequence.Allocator { return k.alloc }
+// Allocator returns the allocator Keys takes numbers from.
+func (k *Keys) Allocator() *sequence.Allocator { return k.alloc }
 
-// Close gives back the numbers AutoKeys reserved and has not handed out,
+// Close gives back the numbers Keys reserved and has not handed out,
 // so that the next process continues without a gap; call it when the
 // application stops, after its last insert. It closes the allocator (also
 // one given with WithAllocator): afterwards an insert that needs a number
 // fails with sequence.ErrClosed. See sequence.Allocator.Close: numbers are
 // given back only where no other process reserved after this one. Calling
 // it twice is harmless.
-func (k *AutoKeys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
+func (k *Keys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
 
-// Essential marks AutoKeys as an events.Essential listener: keys are part
-// of the data, so AutoKeys runs when events are switched off too.
-func (*AutoKeys) Essential() {}
+// Essential marks Keys as an events.Essential listener: keys are part
+// of the data, so Keys runs when events are switched off too.
+func (*Keys) Essential() {}
 
-// EventTypes tells the bus that AutoKeys handles BeforeConvert, and
+// EventTypes tells the bus that Keys handles BeforeConvert, and
 // BeforeUpdate for upserts.
-func (k *AutoKeys) EventTypes() []events.Type {
+func (k *Keys) EventTypes() []events.Type {
 	return []events.Type{events.BeforeConvert, events.BeforeUpdate}
 }
 
@@ -106,18 +101,18 @@ type fieldPlan struct {
 	periods seqCache // dated or tenant-scoped inc
 }
 
-var _ events.Preparer = (*AutoKeys)(nil)
+var _ events.Preparer = (*Keys)(nil)
 
 // Prepare checks t's auto fields against the allocator: a sequence shared
 // with other options elsewhere is an error now, not at the first insert.
 // The indexes are made, and the counters checked against the data of
 // coll, at the first write.
-func (k *AutoKeys) Prepare(t reflect.Type, _ *mongo.Collection) error {
+func (k *Keys) Prepare(t reflect.Type, _ *mongo.Collection) error {
 	_, err := k.plan(t)
 	return err
 }
 
-func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
+func (k *Keys) plan(t reflect.Type) (*plan, error) {
 	if p, ok := k.plans.Load(t); ok {
 		return p.(*plan), nil
 	}
@@ -132,7 +127,7 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 			continue
 		}
 		if a.ScopeTenant && k.tenants == nil {
-			return nil, fmt.Errorf("listeners: %v field %s is numbered per tenant (scope=tenant): give NewAutoKeys listeners.WithTenantScope(the tenancy policy): %w", t, a.Name, sequence.ErrInvalidArgument)
+			return nil, fmt.Errorf("autokeys: %v field %s is numbered per tenant (scope=tenant): give autokeys.New autokeys.WithTenantScope(the tenancy policy): %w", t, a.Name, sequence.ErrInvalidArgument)
 		}
 		f := &fieldPlan{AutoField: a}
 		if a.Kind == model.Inc {
@@ -142,7 +137,7 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 			}
 			seq, err := k.alloc.Sequence(a.Seq, f.opts...)
 			if err != nil {
-				return nil, fmt.Errorf("listeners: %v field %s: %w", t, a.Name, err)
+				return nil, fmt.Errorf("autokeys: %v field %s: %w", t, a.Name, err)
 			}
 			f.seq = seq
 		}
@@ -154,7 +149,7 @@ func (k *AutoKeys) plan(t reflect.Type) (*plan, error) {
 
 // HandleEvent fills the zero auto fields of e.Model, or, in an InsertMany,
 // of every model from e.Model to the end of the batch.
-func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
+func (k *Keys) HandleEvent(ctx context.Context, e *events.Event) error {
 	if e.Type == events.BeforeUpdate {
 		return k.upsert(ctx, e)
 	}
@@ -199,7 +194,7 @@ func (k *AutoKeys) HandleEvent(ctx context.Context, e *events.Event) error {
 // ready returns the plan of e's model type, and its target for e's
 // collection with its indexes made and counters checked, or nil when the
 // type has no keys to fill or on an error.
-func (k *AutoKeys) ready(ctx context.Context, e *events.Event) (*plan, *target, error) {
+func (k *Keys) ready(ctx context.Context, e *events.Event) (*plan, *target, error) {
 	p, err := k.plan(e.ModelType)
 	if err != nil || len(p.fields) == 0 {
 		return nil, nil, err
@@ -219,7 +214,7 @@ func (k *AutoKeys) ready(ctx context.Context, e *events.Event) (*plan, *target, 
 // the filter's equalities (which the repository adds as $setOnInsert)
 // already set. The numbers are reserved for every call, so an upsert that
 // matches an existing document leaves a gap of one number per inc field.
-func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
+func (k *Keys) upsert(ctx context.Context, e *events.Event) error {
 	if !e.Upsert {
 		return nil
 	}
@@ -256,7 +251,7 @@ func (k *AutoKeys) upsert(ctx context.Context, e *events.Event) error {
 }
 
 // setNumber stores n, or the order number made from it, in fv.
-func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv reflect.Value, period string, n int64) error {
+func (k *Keys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv reflect.Value, period string, n int64) error {
 	switch {
 	case f.Format != nil:
 		fv.SetString(string(f.Format.Append(make([]byte, 0, 32), period, n)))
@@ -273,7 +268,7 @@ func (k *AutoKeys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv r
 
 // fill sets field f in every model of models where it is zero, with one
 // reservation per tenant at most.
-func (k *AutoKeys) fill(ctx context.Context, p *plan, t *target, f *fieldPlan, models []any) error {
+func (k *Keys) fill(ctx context.Context, p *plan, t *target, f *fieldPlan, models []any) error {
 	var tenants []string
 	byTenant := map[string][]reflect.Value{}
 	for _, m := range models {
@@ -302,7 +297,7 @@ func (k *AutoKeys) fill(ctx context.Context, p *plan, t *target, f *fieldPlan, m
 // fillValues gives each of the zero fields targets a key, from tenant's
 // sequence for a tenant-scoped field; the numbers come from one reservation
 // at most.
-func (k *AutoKeys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, targets []reflect.Value) error {
+func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, targets []reflect.Value) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -337,7 +332,7 @@ func (k *AutoKeys) fillValues(ctx context.Context, p *plan, t *target, f *fieldP
 // sequenceFor returns the sequence for f now: with a dated format, the
 // period's own sequence; for a tenant-scoped field, the tenant's own
 // ("<seq>@<tenant>"), which is first moved past that tenant's data in t.
-func (k *AutoKeys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
+func (k *Keys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
 	dated := f.Format != nil && f.Format.Layout != ""
 	if !dated && !f.ScopeTenant {
 		return f.seq, "", nil

@@ -1,4 +1,4 @@
-package listeners
+package autokeys
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func topKey(f *fieldPlan) uint64 { return f.Max - f.Max/4 }
 // refuseTopKey refuses n, the key the caller gives numeric inc field f of
 // a model (tenant's, for a tenant-scoped field), when it is above topKey
 // and ahead of the counter.
-func (k *AutoKeys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, n uint64) error {
+func (k *Keys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, n uint64) error {
 	top := topKey(f)
 	if n <= top {
 		return nil
@@ -43,17 +43,17 @@ func (k *AutoKeys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fiel
 	}
 	cur, err := seq.Current(ctx)
 	if err != nil {
-		return fmt.Errorf("listeners: %v field %s: %w", p.schema.Type, f.Name, err)
+		return fmt.Errorf("autokeys: %v field %s: %w", p.schema.Type, f.Name, err)
 	}
 	if cur > 0 && n <= uint64(cur) {
 		return nil // the counter is past it already
 	}
-	return fmt.Errorf("listeners: %v field %s `auto:\"%s\"`: the key %d the caller gives is above %d, the largest a caller may choose: the counter, moved past it, could hand out no block after it (the top quarter of the field's range is left to the counter): %w",
+	return fmt.Errorf("autokeys: %v field %s `auto:\"%s\"`: the key %d the caller gives is above %d, the largest a caller may choose: the counter, moved past it, could hand out no block after it (the top quarter of the field's range is left to the counter): %w",
 		p.schema.Type, f.Name, f.Tag, n, top, sequence.ErrInvalidArgument)
 }
 
 // refuseTopKeyOf checks the key the caller set in field f of the model mv.
-func (k *AutoKeys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fieldPlan, mv reflect.Value) error {
+func (k *Keys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fieldPlan, mv reflect.Value) error {
 	if f.Kind != model.Inc || f.Format != nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (k *AutoKeys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fi
 // refuseTopKeyIn checks the key an upsert's update gives field f, as
 // $setOnInsert (where the repository puts the filter's equalities too),
 // as e's registry writes it.
-func (k *AutoKeys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fieldPlan, e *events.Event, u *mql.Update) error {
+func (k *Keys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fieldPlan, e *events.Event, u *mql.Update) error {
 	if f.Kind != model.Inc || f.Format != nil {
 		return nil
 	}
