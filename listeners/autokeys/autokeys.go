@@ -24,9 +24,10 @@ import (
 // fields on BeforeUpdate.
 //
 // It acts on the collection each event's repository writes to
-// (events.Event.Coll). On a type's first write to a collection it creates
-// a unique index on each inc and uuid field there (WithoutIndexes opts
-// out) and moves each counter past the largest value already in that
+// (events.Event.Coll). When the repository is created (see Prepare) it
+// creates a unique index on each inc and uuid field there, and refuses
+// the model when the data does not allow one (WithoutIndexes opts out),
+// and moves each counter past the largest value already in that
 // collection.
 // When a write later fails on a duplicate key because a counter is behind
 // the data (a restored backup, a manual edit), it moves the counter past
@@ -41,6 +42,7 @@ type Keys struct {
 	logger  *slog.Logger
 	tenants TenantScope // resolves the tenant of scope=tenant fields
 	plans   sync.Map    // reflect.Type -> *plan
+	fields  numberings  // what numbers each key field of each collection
 }
 
 // New returns the listener. db holds the counters collection, and
@@ -103,13 +105,32 @@ type fieldPlan struct {
 
 var _ events.Preparer = (*Keys)(nil)
 
-// Prepare checks t's auto fields against the allocator: a sequence shared
-// with other options elsewhere is an error now, not at the first insert.
-// The indexes are made, and the counters checked against the data of
-// coll, at the first write.
-func (k *Keys) Prepare(t reflect.Type, _ *mongo.Collection) error {
-	_, err := k.plan(t)
-	return err
+// Prepare readies model type t for coll, the collection its repository
+// writes to, when the repository is created (repo.New), so that what
+// would go wrong at the first write is an error now:
+//   - a sequence shared with other options elsewhere (sequence.ErrConflict);
+//   - another model of coll's collection (its database and name) whose
+//     field of the same name is numbered otherwise: another kind, sequence,
+//     scope or format (ErrConflict, naming both models);
+//   - a unique index on a key field that coll's data does not allow, such as
+//     a duplicate number already stored (ErrNoUniqueIndex, naming the
+//     collection, the field, the index and the cause).
+//
+// It then makes the unique indexes in coll and moves the counters past
+// coll's data. With WithoutIndexes it makes none, and logs at Warn the
+// fields it leaves unprotected.
+func (k *Keys) Prepare(t reflect.Type, coll *mongo.Collection) error {
+	p, err := k.plan(t)
+	if err != nil || len(p.fields) == 0 || coll == nil {
+		return err
+	}
+	if err := k.fields.claim(p, coll); err != nil {
+		return err
+	}
+	if !k.indexes {
+		k.warnUnprotected(p, coll)
+	}
+	return k.ensure(p, p.targetOf(coll))
 }
 
 func (k *Keys) plan(t reflect.Type) (*plan, error) {
@@ -203,7 +224,7 @@ func (k *Keys) ready(ctx context.Context, e *events.Event) (*plan, *target, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := k.ensure(ctx, p, t); err != nil {
+	if err := k.ensure(p, t); err != nil {
 		return nil, nil, err
 	}
 	return p, t, nil

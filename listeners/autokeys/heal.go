@@ -2,8 +2,6 @@ package autokeys
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
-	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Unique indexes on inc and uuid fields, and counters moved past the data.
@@ -21,10 +18,11 @@ import (
 // soft-deleted document, since keys are never reused.
 
 // ensure makes the unique indexes in t's collection and moves the counters
-// past its data, once per type and collection. A failure to reach the
-// server is returned, and retried at the next write; an index the data
-// does not allow is logged.
-func (k *Keys) ensure(ctx context.Context, p *plan, t *target) error {
+// past its data, once per type and collection: at Prepare, or at the
+// first write to a collection no repository was prepared for. An error
+// (an index the data does not allow, a server out of reach) is returned,
+// and ensure runs again at the next write.
+func (k *Keys) ensure(p *plan, t *target) error {
 	if t.ready.Load() {
 		return nil
 	}
@@ -38,20 +36,9 @@ func (k *Keys) ensure(ctx context.Context, p *plan, t *target) error {
 	defer cancel()
 	for i := range p.fields {
 		f := p.fields[i]
-		if k.indexes && f.BSON != "_id" {
-			keys := bson.D{{Key: f.BSON, Value: 1}}
-			if f.ScopeTenant { // unique within each tenant
-				keys = bson.D{{Key: p.schema.Tenant.BSON, Value: 1}, {Key: f.BSON, Value: 1}}
-			}
-			_, err := t.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
-				Keys: keys, Options: options.Index().SetUnique(true)})
-			if err != nil {
-				var ce mongo.CommandError
-				if !errors.As(err, &ce) {
-					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
-				}
-				k.logger.Warn("mgmevents: no unique index on a key field; duplicates will not be caught",
-					"type", p.schema.Type.String(), "collection", t.coll.Name(), "field", f.BSON, "err", err)
+		if k.indexes {
+			if err := uniqueIndex(dctx, p, t.coll, f); err != nil {
+				return err
 			}
 		}
 		if f.Kind == model.Inc && f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used

@@ -34,12 +34,17 @@ func (p *plan) target(e *events.Event) (*target, error) {
 	if e.Coll == nil {
 		return nil, fmt.Errorf("autokeys: the %v event of %v carries no collection (Event.Coll) to make its indexes and check its counters in", e.Type, p.schema.Type)
 	}
-	k := collKey{e.Coll.Database().Client(), e.Coll.Database().Name(), e.Coll.Name()}
+	return p.targetOf(e.Coll), nil
+}
+
+// targetOf returns p's target for coll.
+func (p *plan) targetOf(coll *mongo.Collection) *target {
+	k := collKey{coll.Database().Client(), coll.Database().Name(), coll.Name()}
 	if t, ok := p.targets.Load(k); ok {
-		return t.(*target), nil
+		return t.(*target)
 	}
-	t, _ := p.targets.LoadOrStore(k, &target{coll: e.Coll})
-	return t.(*target), nil
+	t, _ := p.targets.LoadOrStore(k, &target{coll: coll})
+	return t.(*target)
 }
 
 // maxCachedSequences bounds the dated and tenant-scoped sequences a field
