@@ -244,6 +244,23 @@ func TestBadTags(t *testing.T) {
 	assert.ErrorIs(t, err, model.ErrUnsupportedType)
 }
 
+// TestKindFirst: an option written without its kind, or before it, is
+// refused with the tag to write instead.
+func TestKindFirst(t *testing.T) {
+	for tag, want := range map[string]string{
+		"format=INV-{seq:4}":      `write auto:"inc,format=INV-{seq:4}"`,
+		"seq=orders,start=5":      `write auto:"inc,seq=orders,start=5"`,
+		"scope=tenant,inc":        `write auto:"inc,scope=tenant"`,
+		"v7,compact":              `write auto:"uuid,v7,compact"`,
+		"incr":                    `unknown kind "incr"; want "inc", "uuid" or "version" first`,
+		"start=5,format=X{seq:1}": `write auto:"inc,start=5,format=X{seq:1}"`,
+	} {
+		_, err := model.ParseAuto(tag, reflect.TypeFor[string]())
+		require.ErrorIs(t, err, model.ErrInvalidTag, tag)
+		assert.ErrorContains(t, err, want, tag)
+	}
+}
+
 func TestParseAutoGoodTags(t *testing.T) {
 	a, err := model.ParseAuto("inc, seq=orders, start=1000, batch=1", reflect.TypeFor[uint32]())
 	require.NoError(t, err)

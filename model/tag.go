@@ -152,7 +152,7 @@ func parseAuto(s *Schema, f Field, tag string) (AutoField, error) {
 	case "version":
 		a.Kind = Version
 	default:
-		return fail(`unknown kind %q; want "inc", "uuid" or "version"`, parts[0])
+		return fail("%s", unknownKind(parts, kinds))
 	}
 	seen := map[string]bool{}
 	for _, opt := range parts[1:] {
@@ -189,6 +189,34 @@ func parseAuto(s *Schema, f Field, tag string) (AutoField, error) {
 		}
 	}
 	return a, nil
+}
+
+// unknownKind explains a tag whose first part is no kind, and says what to
+// write when the part is an option of a kind: the kind comes first, as in
+// auto:"inc,format=INV-{seq:4}".
+func unknownKind(parts, kinds []string) string {
+	key, _, _ := strings.Cut(parts[0], "=")
+	kind := ""
+	switch {
+	case len(kinds) == 1:
+		kind = kinds[0]
+	default:
+		for _, k := range []Kind{Inc, UUID} {
+			if _, ok := optionKinds[k][key]; ok {
+				kind = k.String()
+			}
+		}
+	}
+	if kind == "" {
+		return fmt.Sprintf(`unknown kind %q; want "inc", "uuid" or "version" first, then its options`, parts[0])
+	}
+	rest := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p != kind {
+			rest = append(rest, p)
+		}
+	}
+	return fmt.Sprintf(`%q is not a kind, and the kind comes first: write auto:"%s"`, parts[0], strings.Join(append([]string{kind}, rest...), ","))
 }
 
 // setOption applies one key[=value] option; it returns a reason on error.
