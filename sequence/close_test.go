@@ -167,3 +167,36 @@ func TestCloseRacesAllocators(t *testing.T) {
 		t.Logf("%d numbers, largest %d", len(all), slices.Max(all))
 	})
 }
+
+// TestCloseWithAnExpiredContext: a Close whose context has ended gives
+// nothing back and says so: its error wraps ErrNotGivenBack and the
+// context's error and names the numbers lost, and every later Close
+// returns that same error. The numbers lost are a gap: the next allocator
+// continues after them, and no number is handed out twice.
+func TestCloseWithAnExpiredContext(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		db := dbFor(t, st)
+		opts := []sequence.Option{sequence.WithStrategy(st), sequence.WithBatch(10), sequence.WithMaxGrowth(1)}
+		a := newAlloc(t, db, opts...)
+		s, err := a.Sequence("expired")
+		require.NoError(t, err)
+		assert.Equal(t, []int64{1, 2, 3}, take(t, s, 3))
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		err = a.Close(done)
+		require.ErrorIs(t, err, sequence.ErrNotGivenBack)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.ErrorContains(t, err, `sequence "expired": Close: 4..10 not given back`)
+		again := a.Close(ctx)
+		assert.Equal(t, err, again, "a second Close returns what the first did")
+		_, err = s.Next(ctx)
+		assert.ErrorIs(t, err, sequence.ErrClosed)
+
+		b := newAlloc(t, db, opts...)
+		assert.Equal(t, int64(10), current(t, b, "expired"), "4..10 are lost, not handed out again")
+		v, err := b.Next(ctx, "expired")
+		require.NoError(t, err)
+		assert.Equal(t, int64(11), v)
+	})
+}

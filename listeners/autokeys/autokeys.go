@@ -71,13 +71,16 @@ func New(db *mongo.Database, opts ...Option) (*Keys, error) {
 // Allocator returns the allocator Keys takes numbers from.
 func (k *Keys) Allocator() *sequence.Allocator { return k.alloc }
 
-// Close gives back the numbers Keys reserved and has not handed out,
-// so that the next process continues without a gap; call it when the
+// Close gives back the numbers Keys reserved and has not handed out, so
+// that the next process continues without a gap; call it when the
 // application stops, after its last insert. It closes the allocator (also
 // one given with WithAllocator): afterwards an insert that needs a number
-// fails with sequence.ErrClosed. See sequence.Allocator.Close: numbers are
-// given back only where no other process reserved after this one. Calling
-// it twice is harmless.
+// fails with sequence.ErrClosed. What is given back and what is lost is
+// sequence.Allocator.Close's: the unused rest of each sequence's blocks,
+// where no other process reserved after this one; an error (ctx ended,
+// the server failed) wraps sequence.ErrNotGivenBack and names the numbers
+// lost. Lost numbers are a gap and never a duplicate: no allocator hands
+// them out. Every later call returns what the first returned.
 func (k *Keys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
 
 // Essential marks Keys as an events.Essential listener: keys are part
