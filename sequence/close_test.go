@@ -200,3 +200,33 @@ func TestCloseWithAnExpiredContext(t *testing.T) {
 		assert.Equal(t, int64(11), v)
 	})
 }
+
+// TestPutBack: the number handed out last goes back and is handed out
+// again; one handed out before another does not, nor one outside the
+// current block, nor any with batch 1 or after Close.
+func TestPutBack(t *testing.T) {
+	ctx := context.Background()
+	db := dbFor(t, sequence.Claim)
+	a := newAlloc(t, db, sequence.WithBatch(10))
+	s, err := a.Sequence("back")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, take(t, s, 2))
+	assert.False(t, s.PutBack(1), "2 was handed out after 1")
+	assert.True(t, s.PutBack(2))
+	assert.False(t, s.PutBack(2), "once")
+	assert.Equal(t, []int64{2, 3}, take(t, s, 2))
+	assert.False(t, s.PutBack(2), "3 was handed out after it")
+	assert.False(t, s.PutBack(11), "not in the block")
+
+	one, err := a.Sequence("one", sequence.WithBatch(1))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, take(t, one, 1))
+	assert.False(t, one.PutBack(1), "batch 1 keeps the order across processes")
+
+	require.NoError(t, a.Close(ctx))
+	assert.False(t, s.PutBack(3), "after Close")
+	b := newAlloc(t, db, sequence.WithBatch(10))
+	v, err := b.Next(ctx, "back")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), v)
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
-	"github.com/mgmevents/mgmevents/mql"
 	"github.com/mgmevents/mgmevents/sequence"
 	"go.mongodb.org/mongo-driver/mongo"
 )
@@ -21,7 +20,7 @@ import (
 // keeps its keys. An InsertMany takes the numbers for all its models with
 // one counter round trip. An upsert (UpdateOne, UpdateMany or
 // FindOneAndUpdate with SetUpsert(true)) gets its keys as $setOnInsert
-// fields on BeforeUpdate.
+// fields on BeforeUpdate (see upserts in docs/keys.md).
 //
 // It acts on the collection each event's repository writes to
 // (events.Event.Coll). When the repository is created (see Prepare) it
@@ -43,6 +42,7 @@ type Keys struct {
 	tenants TenantScope // resolves the tenant of scope=tenant fields
 	plans   sync.Map    // reflect.Type -> *plan
 	fields  numberings  // what numbers each key field of each collection
+	upserts upserts     // the numbers each running upsert reserved
 }
 
 // New returns the listener. db holds the counters collection, and
@@ -88,9 +88,9 @@ func (k *Keys) Close(ctx context.Context) error { return k.alloc.Close(ctx) }
 func (*Keys) Essential() {}
 
 // EventTypes tells the bus that Keys handles BeforeConvert, and
-// BeforeUpdate for upserts.
+// BeforeUpdate and AfterUpdate for upserts.
 func (k *Keys) EventTypes() []events.Type {
-	return []events.Type{events.BeforeConvert, events.BeforeUpdate}
+	return []events.Type{events.BeforeConvert, events.BeforeUpdate, events.AfterUpdate}
 }
 
 type plan struct {
@@ -174,8 +174,12 @@ func (k *Keys) plan(t reflect.Type) (*plan, error) {
 // HandleEvent fills the zero auto fields of e.Model, or, in an InsertMany,
 // of every model from e.Model to the end of the batch.
 func (k *Keys) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeUpdate {
+	switch e.Type {
+	case events.BeforeUpdate:
 		return k.upsert(ctx, e)
+	case events.AfterUpdate:
+		k.putBack(e)
+		return nil
 	}
 	if e.Type != events.BeforeConvert || e.Model == nil {
 		return nil
@@ -233,47 +237,6 @@ func (k *Keys) ready(ctx context.Context, e *events.Event) (*plan, *target, erro
 	return p, t, nil
 }
 
-// upsert gives the document an upsert may insert its keys, as
-// $setOnInsert fields: each inc and uuid field that neither the update nor
-// the filter's equalities (which the repository adds as $setOnInsert)
-// already set. The numbers are reserved for every call, so an upsert that
-// matches an existing document leaves a gap of one number per inc field.
-func (k *Keys) upsert(ctx context.Context, e *events.Event) error {
-	if !e.Upsert {
-		return nil
-	}
-	p, t, err := k.ready(ctx, e)
-	if p == nil {
-		return err
-	}
-	u, err := mql.ParseUpdate(e.Update)
-	if err != nil {
-		return err
-	}
-	for _, f := range p.fields {
-		if u.Touches(f.BSON) {
-			if err := k.refuseTopKeyIn(ctx, p, t, f, e, u); err != nil {
-				return err
-			}
-			continue
-		}
-		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
-		if err != nil {
-			return err
-		}
-		fv := reflect.New(f.Type).Elem()
-		one := [1]reflect.Value{fv}
-		if err := k.fillValues(ctx, p, t, f, tenant, one[:]); err != nil {
-			return err
-		}
-		if err := u.Add("$setOnInsert", f.BSON, fv.Interface()); err != nil {
-			return err
-		}
-	}
-	e.Update = u.Value()
-	return nil
-}
-
 // setNumber stores n, or the order number made from it, in fv.
 func (k *Keys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv reflect.Value, period string, n int64) error {
 	switch {
@@ -328,7 +291,7 @@ func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan,
 	if f.Kind == model.UUID {
 		for _, fv := range targets {
 			if err := setUUID(fv, f.AutoField); err != nil {
-				return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+				return fieldErr(p, f, err)
 			}
 		}
 		return nil
@@ -343,7 +306,7 @@ func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan,
 		nums = make([]int64, len(targets))
 	}
 	if err := seq.NextN(ctx, nums); err != nil {
-		return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+		return fieldErr(p, f, err)
 	}
 	for i, fv := range targets {
 		if err := k.setNumber(p, f, seq, fv, period, nums[i]); err != nil {
@@ -375,7 +338,7 @@ func (k *Keys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan
 	}
 	s, err := k.alloc.Sequence(f.Seq+key, f.opts...)
 	if err != nil {
-		return nil, "", fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
+		return nil, "", fieldErr(p, f, err)
 	}
 	if f.ScopeTenant && f.Format == nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -414,4 +377,9 @@ func setUUID(fv reflect.Value, a *model.AutoField) error {
 		fv.SetString(u.String())
 	}
 	return nil
+}
+
+// fieldErr prefixes err with p's model type and f's name.
+func fieldErr(p *plan, f *fieldPlan, err error) error {
+	return fmt.Errorf("%v field %s: %w", p.schema.Type, f.Name, err)
 }
