@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,7 @@ func (k Kind) String() string {
 //	auto:"inc,seq=NAME,start=N,batch=N"     sequence name, first value, block size
 //	auto:"inc,format=ORD-{date:060102}-{seq:5}" string: text, optional date, text, number, text (see Format)
 //	auto:"inc,scope=tenant"                 one sequence per tenant (needs a tenant:"id" field)
+//	auto:"inc,scope=projectId+docType"      one sequence per value of these fields (BSON names)
 //	auto:"uuid"                             string, uuid.UUID, [16]byte; v4
 //	auto:"uuid,v7,compact"                  time-ordered; 32 hex digits (string only)
 //	auto:"version"                          integer optimistic-locking version
@@ -96,6 +98,14 @@ type AutoField struct {
 	// so every tenant's numbers start at Start. The model needs a
 	// tenant:"id" field.
 	ScopeTenant bool
+	// Scope are the fields whose values choose the sequence (Inc,
+	// scope=a+b, by BSON name, "tenant" aside), in the tag's order: each
+	// combination of their values has its own, and numbers start at Start
+	// in each. A scope field is a string, an integer, a
+	// primitive.ObjectID or a uuid.UUID of the model, neither a key nor
+	// encrypted.
+	Scope      []Field
+	scopeNames []string // Scope as the tag names it, resolved by Schema.check
 
 	// V7 asks for RFC 9562 version 7 UUIDs (UUID).
 	V7 bool
@@ -251,10 +261,7 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 			a.Batch = n
 		}
 	case a.Kind == Inc && key == "scope":
-		if val != "tenant" {
-			return fmt.Sprintf("scope=%s: the only scope is tenant", val)
-		}
-		a.ScopeTenant = true
+		return a.setScope(val)
 	case a.Kind == Inc && key == "format":
 		f, err := parseFormat(val)
 		if err != nil {
@@ -267,6 +274,24 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 		a.Compact = true
 	default:
 		return fmt.Sprintf("unknown option %q for auto:%q", key, a.Kind.String())
+	}
+	return ""
+}
+
+// setScope reads scope=tenant, scope=a+b or scope=tenant+a; it returns a
+// reason on error.
+func (a *AutoField) setScope(val string) string {
+	for _, name := range strings.Split(val, "+") {
+		switch {
+		case name == "":
+			return fmt.Sprintf("scope=%s: an empty field name; write scope=tenant, scope=FIELD or scope=FIELD+FIELD (BSON names)", val)
+		case name == "tenant" && !a.ScopeTenant:
+			a.ScopeTenant = true
+		case slices.Contains(a.scopeNames, name) || name == "tenant":
+			return fmt.Sprintf("scope=%s: %s named twice", val, name)
+		default:
+			a.scopeNames = append(a.scopeNames, name)
+		}
 	}
 	return ""
 }

@@ -103,7 +103,7 @@ type fieldPlan struct {
 	*model.AutoField
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.Option
-	periods seqCache // dated or tenant-scoped inc
+	periods seqCache // dated or scoped inc
 }
 
 var _ events.Preparer = (*Keys)(nil)
@@ -199,16 +199,16 @@ func (k *Keys) HandleEvent(ctx context.Context, e *events.Event) error {
 		}
 		var err error
 		if e.Batch == nil {
-			var tenant string
-			if tenant, err = k.tenantOf(ctx, p, f, mv); err != nil {
+			var sc scope
+			if sc, err = k.scopeOf(ctx, p, f, mv); err != nil {
 				return err
 			}
 			one := [1]reflect.Value{fv}
-			err = k.fillValues(ctx, p, t, f, tenant, one[:])
+			err = k.fillValues(ctx, p, t, f, sc, one[:])
 		} else {
 			// The first model of a batch that lacks this key gets it for
 			// the whole rest of the batch, from one reservation (one per
-			// tenant for a tenant-scoped key); the later models then have
+			// scope for a scoped key); the later models then have
 			// it, and cost one check each.
 			err = k.fill(ctx, p, t, f, e.Batch[e.Index:])
 		}
@@ -254,37 +254,38 @@ func (k *Keys) setNumber(p *plan, f *fieldPlan, seq *sequence.Sequence, fv refle
 }
 
 // fill sets field f in every model of models where it is zero, with one
-// reservation per tenant at most.
+// reservation per scope at most. Every scope is read before any number is
+// reserved, so a batch with an empty scope field uses up none.
 func (k *Keys) fill(ctx context.Context, p *plan, t *target, f *fieldPlan, models []any) error {
-	var tenants []string
-	byTenant := map[string][]reflect.Value{}
+	var scopes []scope
+	byScope := map[string][]reflect.Value{}
 	for _, m := range models {
 		mv := reflect.ValueOf(m).Elem()
 		fv := f.Value(mv)
 		if !fv.IsZero() {
 			continue
 		}
-		tenant, err := k.tenantOf(ctx, p, f, mv)
+		sc, err := k.scopeOf(ctx, p, f, mv)
 		if err != nil {
 			return err
 		}
-		if _, ok := byTenant[tenant]; !ok {
-			tenants = append(tenants, tenant)
+		if _, ok := byScope[sc.key]; !ok {
+			scopes = append(scopes, sc)
 		}
-		byTenant[tenant] = append(byTenant[tenant], fv)
+		byScope[sc.key] = append(byScope[sc.key], fv)
 	}
-	for _, tenant := range tenants {
-		if err := k.fillValues(ctx, p, t, f, tenant, byTenant[tenant]); err != nil {
+	for _, sc := range scopes {
+		if err := k.fillValues(ctx, p, t, f, sc, byScope[sc.key]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// fillValues gives each of the zero fields targets a key, from tenant's
-// sequence for a tenant-scoped field; the numbers come from one reservation
-// at most.
-func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, targets []reflect.Value) error {
+// fillValues gives each of the zero fields targets a key, from sc's
+// sequence for a scoped field; the numbers come from one reservation at
+// most.
+func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan, sc scope, targets []reflect.Value) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -296,7 +297,7 @@ func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan,
 		}
 		return nil
 	}
-	seq, period, err := k.sequenceFor(ctx, p, t, f, tenant)
+	seq, period, err := k.sequenceFor(ctx, p, t, f, sc)
 	if err != nil {
 		return err
 	}
@@ -317,17 +318,16 @@ func (k *Keys) fillValues(ctx context.Context, p *plan, t *target, f *fieldPlan,
 }
 
 // sequenceFor returns the sequence for f now: with a dated format, the
-// period's own sequence; for a tenant-scoped field, the tenant's own
-// ("<seq>@<tenant>"), which is first moved past that tenant's data in t.
-func (k *Keys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string) (*sequence.Sequence, string, error) {
+// period's own sequence; for a scoped field, the scope's own
+// ("<seq>@<tenant>~<value>..."), which is first moved past that scope's
+// data in t.
+func (k *Keys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan, sc scope) (*sequence.Sequence, string, error) {
 	dated := f.Format != nil && f.Format.Layout != ""
-	if !dated && !f.ScopeTenant {
+	if !dated && !scoped(f) {
 		return f.seq, "", nil
 	}
-	var period, key string
-	if f.ScopeTenant {
-		key = "@" + tenant
-	}
+	var period string
+	key := sc.key
 	if dated {
 		period = f.Format.Period(k.now())
 		key += "/" + period
@@ -340,9 +340,9 @@ func (k *Keys) sequenceFor(ctx context.Context, p *plan, t *target, f *fieldPlan
 	if err != nil {
 		return nil, "", fieldErr(p, f, err)
 	}
-	if f.ScopeTenant && f.Format == nil {
+	if scoped(f) && f.Format == nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		_, err := k.heal(dctx, p, t, f, s, tenant, 0)
+		_, err := k.heal(dctx, p, t, f, s, sc, 0)
 		cancel()
 		if err != nil {
 			return nil, "", err

@@ -40,9 +40,7 @@ func numberingOf(p *plan, f *fieldPlan) numbering {
 		return n
 	}
 	n.seq = f.Seq
-	if f.ScopeTenant {
-		n.scope = "tenant"
-	}
+	n.scope = scopeNames(f)
 	if f.Format != nil {
 		n.format = *f.Format
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/sequence"
-	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
@@ -41,8 +40,8 @@ func (k *Keys) ensure(p *plan, t *target) error {
 				return err
 			}
 		}
-		if f.Kind == model.Inc && f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
-			if _, err := k.heal(dctx, p, t, f, f.seq, "", 0); err != nil {
+		if f.Kind == model.Inc && f.Format == nil && !scoped(f) { // a scope's sequence is healed when first used
+			if _, err := k.heal(dctx, p, t, f, f.seq, scope{}, 0); err != nil {
 				return err
 			}
 		}
@@ -51,16 +50,12 @@ func (k *Keys) ensure(p *plan, t *target) error {
 	return nil
 }
 
-// heal moves seq, the counter of field f (for a tenant-scoped field,
-// tenant's), past the largest value of f in t's collection (in tenant's
-// documents) when that value is at least atLeast and ahead of the counter.
-// It reports whether it moved it.
-func (k *Keys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
-	var where bson.D
-	if f.ScopeTenant {
-		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
-	}
-	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, where)
+// heal moves seq, the counter of field f (for a scoped field, sc's), past
+// the largest value of f in t's collection (in sc's documents) when that
+// value is at least atLeast and ahead of the counter. It reports whether
+// it moved it.
+func (k *Keys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, sc scope, atLeast int64) (bool, error) {
+	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, sc.where(p, f))
 	if err != nil || !ok || top < atLeast {
 		return false, err
 	}
@@ -114,15 +109,17 @@ func (k *Keys) HandleWriteError(ctx context.Context, e *events.Event, err error)
 		if v == 0 {
 			continue
 		}
-		seq, tenant := f.seq, ""
-		if f.ScopeTenant {
-			tenant = p.schema.Tenant.Value(mv).String()
+		seq, sc := f.seq, scope{}
+		if scoped(f) {
 			var herr error
-			if seq, _, herr = k.sequenceFor(dctx, p, t, f, tenant); herr != nil {
+			if sc, herr = storedScope(p, f, mv); herr != nil {
+				return false, herr
+			}
+			if seq, _, herr = k.sequenceFor(dctx, p, t, f, sc); herr != nil {
 				return false, herr
 			}
 		}
-		moved, herr := k.heal(dctx, p, t, f, seq, tenant, v)
+		moved, herr := k.heal(dctx, p, t, f, seq, sc, v)
 		if herr != nil {
 			return false, herr
 		}

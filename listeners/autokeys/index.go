@@ -29,6 +29,9 @@ func indexKeys(p *plan, f *fieldPlan) bson.D {
 	if f.ScopeTenant { // unique within each tenant
 		keys = append(keys, bson.E{Key: p.schema.Tenant.BSON, Value: 1})
 	}
+	for _, s := range f.Scope { // and within each value of the scope fields
+		keys = append(keys, bson.E{Key: s.BSON, Value: 1})
+	}
 	return append(keys, bson.E{Key: f.BSON, Value: 1})
 }
 

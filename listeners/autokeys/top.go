@@ -30,14 +30,14 @@ var plainRegistry = bson.NewRegistry()
 func topKey(f *fieldPlan) uint64 { return f.Max - f.Max/4 }
 
 // refuseTopKey refuses n, the key the caller gives numeric inc field f of
-// a model (tenant's, for a tenant-scoped field), when it is above topKey
-// and ahead of the counter.
-func (k *Keys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, n uint64) error {
+// a model (in sc, for a scoped field), when it is above topKey and ahead
+// of the counter.
+func (k *Keys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, sc scope, n uint64) error {
 	top := topKey(f)
 	if n <= top {
 		return nil
 	}
-	seq, _, err := k.sequenceFor(ctx, p, t, f, tenant)
+	seq, _, err := k.sequenceFor(ctx, p, t, f, sc)
 	if err != nil {
 		return err
 	}
@@ -70,11 +70,11 @@ func (k *Keys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fieldP
 	if n <= topKey(f) {
 		return nil
 	}
-	tenant, err := k.tenantOf(ctx, p, f, mv)
+	sc, err := k.scopeOf(ctx, p, f, mv)
 	if err != nil {
 		return err
 	}
-	return k.refuseTopKey(ctx, p, t, f, tenant, n)
+	return k.refuseTopKey(ctx, p, t, f, sc, n)
 }
 
 // refuseTopKeyIn checks the key an upsert's update gives field f, as
@@ -104,11 +104,11 @@ func (k *Keys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fieldP
 		if !ok || n <= 0 || uint64(n) <= topKey(f) {
 			return nil
 		}
-		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
+		sc, err := k.upsertScope(ctx, p, f, e.Filter, u)
 		if err != nil {
 			return err
 		}
-		return k.refuseTopKey(ctx, p, t, f, tenant, uint64(n))
+		return k.refuseTopKey(ctx, p, t, f, sc, uint64(n))
 	}
 	return nil
 }

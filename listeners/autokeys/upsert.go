@@ -85,12 +85,13 @@ func (k *Keys) upsert(ctx context.Context, e *events.Event) error {
 			}
 			continue
 		}
-		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
+		sc, err := k.upsertScope(ctx, p, f, e.Filter, u)
 		if err != nil {
+			k.putBackAll(took)
 			return err
 		}
 		fv := reflect.New(f.Type).Elem()
-		if took, err = k.upsertKey(ctx, p, t, f, tenant, fv, took); err != nil {
+		if took, err = k.upsertKey(ctx, p, t, f, sc, fv, took); err != nil {
 			k.putBackAll(took)
 			return err
 		}
@@ -108,12 +109,12 @@ func (k *Keys) upsert(ctx context.Context, e *events.Event) error {
 
 // upsertKey sets fv, the zero value of field f, to a new key, and returns
 // took with the number it reserved, for an inc field.
-func (k *Keys) upsertKey(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, fv reflect.Value, took []taken) ([]taken, error) {
+func (k *Keys) upsertKey(ctx context.Context, p *plan, t *target, f *fieldPlan, sc scope, fv reflect.Value, took []taken) ([]taken, error) {
 	if f.Kind != model.Inc {
 		one := [1]reflect.Value{fv}
-		return took, k.fillValues(ctx, p, t, f, tenant, one[:])
+		return took, k.fillValues(ctx, p, t, f, sc, one[:])
 	}
-	seq, period, err := k.sequenceFor(ctx, p, t, f, tenant)
+	seq, period, err := k.sequenceFor(ctx, p, t, f, sc)
 	if err != nil {
 		return took, err
 	}
