@@ -88,17 +88,23 @@ type (
 		mgm.DefaultModel `bson:",inline"`
 		No               string `bson:"no" auto:"uuid"`
 	}
+	LedgerScoped struct { // LedgerA's sequence, numbered per account
+		mgm.DefaultModel `bson:",inline"`
+		Account          string `bson:"account"`
+		No               int64  `bson:"no" auto:"inc,seq=ledger-a,scope=account"`
+	}
 )
 
-func (*LedgerA) CollectionName() string    { return "ledger" }
-func (*LedgerB) CollectionName() string    { return "ledger" }
-func (*LedgerC) CollectionName() string    { return "ledger" }
-func (*LedgerCode) CollectionName() string { return "ledger" }
-func (*LedgerUUID) CollectionName() string { return "ledger" }
+func (*LedgerA) CollectionName() string      { return "ledger" }
+func (*LedgerB) CollectionName() string      { return "ledger" }
+func (*LedgerC) CollectionName() string      { return "ledger" }
+func (*LedgerCode) CollectionName() string   { return "ledger" }
+func (*LedgerUUID) CollectionName() string   { return "ledger" }
+func (*LedgerScoped) CollectionName() string { return "ledger" }
 
 // TestModelsOfOneCollectionMustAgree: a second model of a collection whose
-// key field is numbered from another sequence, with another format or as
-// another kind is refused at repo.New with an error naming both models;
+// key field is numbered from another sequence, with another format or
+// scope, or as another kind is refused at repo.New with an error naming both models;
 // one that declares it alike is accepted; and the documents stored have
 // each number once.
 func TestModelsOfOneCollectionMustAgree(t *testing.T) {
@@ -115,6 +121,7 @@ func TestModelsOfOneCollectionMustAgree(t *testing.T) {
 		"another sequence": second[*LedgerB](bus, db),
 		"a format":         second[*LedgerCode](bus, db),
 		"a uuid":           second[*LedgerUUID](bus, db),
+		"a scope":          second[*LedgerScoped](bus, db),
 	} {
 		require.ErrorIs(t, err, autokeys.ErrConflict, name)
 		assert.ErrorContains(t, err, "*autokeys_test.LedgerA field No", name)
