@@ -56,7 +56,7 @@ func uniqueIndex(ctx context.Context, p *plan, coll *mongo.Collection, f *fieldP
 	if err == nil {
 		return nil
 	}
-	hint := "the server could not be asked; it is asked again at the next write"
+	hint := "the server did not build it; nothing is numbered until it does"
 	var ce mongo.CommandError
 	if errors.As(err, &ce) || mongo.IsDuplicateKeyError(err) {
 		hint = "remove the duplicates the collection holds (or the index of the same name that differs), or opt out of every unique index with autokeys.WithoutIndexes()"
