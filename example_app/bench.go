@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
@@ -126,7 +126,7 @@ type benchEnv struct {
 	progress *progress
 	db       *mongo.Database
 	outboxDB *mongo.Database // db on one connection: the outbox asks for it on FerretDB
-	keys     *listeners.AutoKeys
+	keys     *autokeys.Keys
 	bus      *events.Bus // AutoKeys is registered
 	users    *repo.Repository[*User]
 	rawUsers *mongo.Collection // the same unique index as users
@@ -187,7 +187,7 @@ func bench(ctx context.Context, p *progress, uri, dbName string, c benchConfig) 
 	}
 	defer one.Disconnect(ctx)
 	env := &benchEnv{ctx: ctx, c: c, progress: p, db: db, outboxDB: one.Database(db.Name()), bus: events.NewBus()}
-	if env.keys, err = listeners.NewAutoKeys(db); err != nil {
+	if env.keys, err = autokeys.New(db); err != nil {
 		return nil, err
 	}
 	defer env.keys.Close(context.Background()) // give unused numbers back

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/bson"
@@ -87,7 +87,7 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 	_, _, db, _ := mgm.DefaultConfigs()
 
 	bus := events.NewBus()
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/encryption"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
@@ -63,7 +63,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	}
 
 	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,12 @@ type Auditing struct {
 }
 
 // NewAuditing returns the listener. It applies WithAuditor and WithClock.
-func NewAuditing(opts ...Option) *Auditing {
-	o, _ := apply(opts)
-	return &Auditing{auditor: o.auditor, now: o.now}
+func NewAuditing(opts ...AuditingOption) *Auditing {
+	a := &Auditing{now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // Essential marks Auditing as an events.Essential listener: audit fields

@@ -16,46 +16,12 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-type Member struct {
-	mgm.DefaultModel `bson:",inline"`
-	MemberNo         int64  `bson:"memberNo" auto:"inc,start=100"`
-	Card             string `bson:"card" auto:"inc,format=CARD-{seq:4}"`
-	Name             string `bson:"name"`
-}
-
 func exampleDB(ctx context.Context) (*mongo.Database, func()) {
 	db, done, err := mongotest.Database(ctx, "example")
 	if err != nil {
 		panic(err)
 	}
 	return db, done
-}
-
-func ExampleNewAutoKeys() {
-	ctx := context.Background()
-	db, done := exampleDB(ctx)
-	defer done()
-
-	keys, err := listeners.NewAutoKeys(db)
-	if err != nil {
-		panic(err)
-	}
-	bus := events.NewBus()
-	bus.Register(keys)
-	members, err := repo.New[*Member](bus, repo.WithDatabase(db))
-	if err != nil {
-		panic(err)
-	}
-	for _, name := range []string{"ann", "bob"} {
-		m := &Member{Name: name}
-		if err := members.Insert(ctx, m); err != nil {
-			panic(err)
-		}
-		fmt.Println(m.Name, m.MemberNo, m.Card)
-	}
-	// Output:
-	// ann 100 CARD-0001
-	// bob 101 CARD-0002
 }
 
 type Guest struct {

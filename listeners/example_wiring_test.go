@@ -11,6 +11,7 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/encryption"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
@@ -46,10 +47,10 @@ type actingUser struct{}
 
 // newBus registers every built-in listener and policy on one bus, in the
 // order they run.
-func newBus(db *mongo.Database, ring encryption.Keys) (*events.Bus, *listeners.AutoKeys, error) {
+func newBus(db *mongo.Database, ring encryption.Keys) (*events.Bus, *autokeys.Keys, error) {
 	who := func(ctx context.Context) (any, error) { return ctx.Value(actingUser{}), nil }
 	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,12 +30,15 @@ type Logging struct {
 
 // NewLogging returns the listener; a nil logger means slog.Default(). It
 // applies WithLevel, WithDocuments and WithSlow.
-func NewLogging(logger *slog.Logger, opts ...Option) *Logging {
+func NewLogging(logger *slog.Logger, opts ...LoggingOption) *Logging {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	o, _ := apply(opts)
-	return &Logging{logger: logger, level: o.level, documents: o.documents, slow: o.slow}
+	g := &Logging{logger: logger, level: slog.LevelDebug}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
 }
 
 // HandleEvent logs e. It never fails.

@@ -11,6 +11,8 @@ func (s *Schema) clone() *Schema {
 	c.Auto = slices.Clone(s.Auto)
 	for i := range c.Auto {
 		c.Auto[i].Field = cloneField(c.Auto[i].Field)
+		c.Auto[i].Scope = cloneFields(c.Auto[i].Scope)
+		c.Auto[i].scopeNames = slices.Clone(c.Auto[i].scopeNames)
 		if f := c.Auto[i].Format; f != nil {
 			ff := *f
 			c.Auto[i].Format = &ff

@@ -78,7 +78,8 @@ func TestSchemaCopiesShareNothing(t *testing.T) {
 	type Shared struct {
 		mgm.DefaultModel `bson:",inline"`
 		Tenant           string    `bson:"tenant" tenant:"id"`
-		N                string    `bson:"n" auto:"inc,format=N-{seq:3}"`
+		N                string    `bson:"n" auto:"inc,format=N-{seq:3},scope=tenant+region"`
+		Region           string    `bson:"region"`
 		V                int64     `bson:"v" auto:"version"`
 		Email            string    `bson:"email" encrypt:"eq"`
 		Gone             time.Time `bson:"gone" softdelete:"at"`
@@ -90,6 +91,7 @@ func TestSchemaCopiesShareNothing(t *testing.T) {
 	s.Collection, s.ID.BSON, s.Tenant.BSON, s.Version.Seq = "x", "x", "x", "x"
 	s.Auto[0].Format.Prefix, s.Auto[0].Index[0], s.Fields[0].Index[0] = "x", 9, 9
 	s.Encrypted[0].Eq, s.Audit[0].Kind = false, 0
+	s.Auto[0].Scope[0].BSON, s.Auto[0].Scope[0].Index[0] = "x", 9
 	s.Fields, s.Auto, s.Audit, s.Encrypted, s.Tenant, s.Version, s.ID = nil, nil, nil, nil, nil, nil, nil
 	again, err := model.For[*Shared]()
 	require.NoError(t, err)
@@ -219,6 +221,45 @@ type (
 		mgm.DefaultModel `bson:",inline"`
 		A                string `audit:"createdAt"`
 	}
+	scopeUnknown struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `bson:"f" auto:"inc,scope=projectId"`
+	}
+	scopeFloat struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                float64 `bson:"p"`
+		F                int64   `bson:"f" auto:"inc,scope=p"`
+	}
+	scopeKey struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                string `bson:"p" auto:"uuid"`
+		F                int64  `bson:"f" auto:"inc,scope=p"`
+	}
+	scopeSelf struct {
+		mgm.DefaultModel `bson:",inline"`
+		F                int64 `bson:"f" auto:"inc,scope=f"`
+	}
+	scopeEncrypted struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                string `bson:"p" encrypt:""`
+		F                int64  `bson:"f" auto:"inc,scope=p"`
+	}
+	scopeTwice struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                string `bson:"p"`
+		F                int64  `bson:"f" auto:"inc,scope=p+p"`
+	}
+	scopeEmpty struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                string `bson:"p"`
+		F                int64  `bson:"f" auto:"inc,scope=p+"`
+	}
+	scopeSeqConflict struct {
+		mgm.DefaultModel `bson:",inline"`
+		P                string `bson:"p"`
+		A                int64  `bson:"a" auto:"inc,seq=s,scope=p"`
+		B                int64  `bson:"b" auto:"inc,seq=s"`
+	}
 	notAModel struct{ N int }
 )
 
@@ -243,6 +284,14 @@ func TestBadTags(t *testing.T) {
 		{reflect.TypeFor[*twoVersions](), "a second version field"},
 		{reflect.TypeFor[*seqConflict](), `sequence "s" is also used by field A`},
 		{reflect.TypeFor[*badAudit](), "needs a time.Time"},
+		{reflect.TypeFor[*scopeUnknown](), `scope=projectId: the model has no field stored as "projectId"`},
+		{reflect.TypeFor[*scopeFloat](), "scope=p: field P is a float64; a scope field is a string, an integer"},
+		{reflect.TypeFor[*scopeKey](), "scope=p: field P has an auto tag"},
+		{reflect.TypeFor[*scopeSelf](), "scope=f: a field cannot scope itself"},
+		{reflect.TypeFor[*scopeEncrypted](), "scope=p: field P is encrypted"},
+		{reflect.TypeFor[*scopeTwice](), "scope=p+p: p named twice"},
+		{reflect.TypeFor[*scopeEmpty](), "scope=p+: an empty field name"},
+		{reflect.TypeFor[*scopeSeqConflict](), `sequence "s" is also used by field A`},
 	}
 	for _, c := range cases {
 		t.Run(c.typ.Elem().Name(), func(t *testing.T) {
@@ -268,6 +317,46 @@ func TestBadTags(t *testing.T) {
 	assert.ErrorContains(t, err, "does not implement mgm.Model")
 	_, err = model.Of(nil)
 	assert.ErrorIs(t, err, model.ErrUnsupportedType)
+}
+
+// TestScopeFields: scope= names BSON fields, with or without the tenant,
+// resolved in the tag's order.
+func TestScopeFields(t *testing.T) {
+	type scoped struct {
+		mgm.DefaultModel `bson:",inline"`
+		Tenant           string             `bson:"tenant" tenant:"id"`
+		Project          primitive.ObjectID `bson:"projectId"`
+		DocType          int32              `bson:"docType"`
+		No               int64              `bson:"no" auto:"inc,scope=tenant+projectId+docType"`
+		Ref              int64              `bson:"ref" auto:"inc,scope=docType"`
+	}
+	s, err := model.Of(reflect.TypeFor[*scoped]())
+	require.NoError(t, err)
+	no, ref := s.Auto[0], s.Auto[1]
+	assert.True(t, no.ScopeTenant)
+	require.Len(t, no.Scope, 2)
+	assert.Equal(t, "projectId", no.Scope[0].BSON)
+	assert.Equal(t, "DocType", no.Scope[1].Name)
+	assert.False(t, ref.ScopeTenant)
+	require.Len(t, ref.Scope, 1)
+	assert.Equal(t, "docType", ref.Scope[0].BSON)
+}
+
+// TestKindFirst: an option written without its kind, or before it, is
+// refused with the tag to write instead.
+func TestKindFirst(t *testing.T) {
+	for tag, want := range map[string]string{
+		"format=INV-{seq:4}":      `write auto:"inc,format=INV-{seq:4}"`,
+		"seq=orders,start=5":      `write auto:"inc,seq=orders,start=5"`,
+		"scope=tenant,inc":        `write auto:"inc,scope=tenant"`,
+		"v7,compact":              `write auto:"uuid,v7,compact"`,
+		"incr":                    `unknown kind "incr"; want "inc", "uuid" or "version" first`,
+		"start=5,format=X{seq:1}": `write auto:"inc,start=5,format=X{seq:1}"`,
+	} {
+		_, err := model.ParseAuto(tag, reflect.TypeFor[string]())
+		require.ErrorIs(t, err, model.ErrInvalidTag, tag)
+		assert.ErrorContains(t, err, want, tag)
+	}
 }
 
 func TestParseAutoGoodTags(t *testing.T) {

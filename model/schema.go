@@ -279,7 +279,10 @@ func (s *Schema) check() error {
 			}
 			s.Version = a
 		case Inc:
-			if prev, ok := seqs[a.Seq]; ok && (prev.Start != a.Start || prev.Batch != a.Batch || prev.ScopeTenant != a.ScopeTenant) {
+			if err := s.resolveScope(a); err != nil {
+				return err
+			}
+			if prev, ok := seqs[a.Seq]; ok && (prev.Start != a.Start || prev.Batch != a.Batch || !sameScope(prev, a)) {
 				return s.tagErr(a.Name, a.Tag, fmt.Sprintf("sequence %q is also used by field %s with other start, batch or scope options", a.Seq, prev.Name))
 			}
 			seqs[a.Seq] = a

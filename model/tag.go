@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,7 @@ func (k Kind) String() string {
 //	auto:"inc,seq=NAME,start=N,batch=N"     sequence name, first value, block size
 //	auto:"inc,format=ORD-{date:060102}-{seq:5}" string: text, optional date, text, number, text (see Format)
 //	auto:"inc,scope=tenant"                 one sequence per tenant (needs a tenant:"id" field)
+//	auto:"inc,scope=projectId+docType"      one sequence per value of these fields (BSON names)
 //	auto:"uuid"                             string, uuid.UUID, [16]byte; v4
 //	auto:"uuid,v7,compact"                  time-ordered; 32 hex digits (string only)
 //	auto:"version"                          integer optimistic-locking version
@@ -96,6 +98,14 @@ type AutoField struct {
 	// so every tenant's numbers start at Start. The model needs a
 	// tenant:"id" field.
 	ScopeTenant bool
+	// Scope are the fields whose values choose the sequence (Inc,
+	// scope=a+b, by BSON name, "tenant" aside), in the tag's order: each
+	// combination of their values has its own, and numbers start at Start
+	// in each. A scope field is a string, an integer, a
+	// primitive.ObjectID or a uuid.UUID of the model, neither a key nor
+	// encrypted.
+	Scope      []Field
+	scopeNames []string // Scope as the tag names it, resolved by Schema.check
 
 	// V7 asks for RFC 9562 version 7 UUIDs (UUID).
 	V7 bool
@@ -152,7 +162,7 @@ func parseAuto(s *Schema, f Field, tag string) (AutoField, error) {
 	case "version":
 		a.Kind = Version
 	default:
-		return fail(`unknown kind %q; want "inc", "uuid" or "version"`, parts[0])
+		return fail("%s", unknownKind(parts, kinds))
 	}
 	seen := map[string]bool{}
 	for _, opt := range parts[1:] {
@@ -191,6 +201,34 @@ func parseAuto(s *Schema, f Field, tag string) (AutoField, error) {
 	return a, nil
 }
 
+// unknownKind explains a tag whose first part is no kind, and says what to
+// write when the part is an option of a kind: the kind comes first, as in
+// auto:"inc,format=INV-{seq:4}".
+func unknownKind(parts, kinds []string) string {
+	key, _, _ := strings.Cut(parts[0], "=")
+	kind := ""
+	switch {
+	case len(kinds) == 1:
+		kind = kinds[0]
+	default:
+		for _, k := range []Kind{Inc, UUID} {
+			if _, ok := optionKinds[k][key]; ok {
+				kind = k.String()
+			}
+		}
+	}
+	if kind == "" {
+		return fmt.Sprintf(`unknown kind %q; want "inc", "uuid" or "version" first, then its options`, parts[0])
+	}
+	rest := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p != kind {
+			rest = append(rest, p)
+		}
+	}
+	return fmt.Sprintf(`%q is not a kind, and the kind comes first: write auto:"%s"`, parts[0], strings.Join(append([]string{kind}, rest...), ","))
+}
+
 // setOption applies one key[=value] option; it returns a reason on error.
 func (a *AutoField) setOption(key, val string, hasVal bool) string {
 	valued, known := optionKinds[a.Kind][key]
@@ -223,10 +261,7 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 			a.Batch = n
 		}
 	case a.Kind == Inc && key == "scope":
-		if val != "tenant" {
-			return fmt.Sprintf("scope=%s: the only scope is tenant", val)
-		}
-		a.ScopeTenant = true
+		return a.setScope(val)
 	case a.Kind == Inc && key == "format":
 		f, err := parseFormat(val)
 		if err != nil {
@@ -239,6 +274,24 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 		a.Compact = true
 	default:
 		return fmt.Sprintf("unknown option %q for auto:%q", key, a.Kind.String())
+	}
+	return ""
+}
+
+// setScope reads scope=tenant, scope=a+b or scope=tenant+a; it returns a
+// reason on error.
+func (a *AutoField) setScope(val string) string {
+	for _, name := range strings.Split(val, "+") {
+		switch {
+		case name == "":
+			return fmt.Sprintf("scope=%s: an empty field name; write scope=tenant, scope=FIELD or scope=FIELD+FIELD (BSON names)", val)
+		case name == "tenant" && !a.ScopeTenant:
+			a.ScopeTenant = true
+		case slices.Contains(a.scopeNames, name) || name == "tenant":
+			return fmt.Sprintf("scope=%s: %s named twice", val, name)
+		default:
+			a.scopeNames = append(a.scopeNames, name)
+		}
 	}
 	return ""
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +43,7 @@ func TestCaseFoldedKeysNotDecoded(t *testing.T) {
 func keyedTickets(t *testing.T) (*repo.Repository[*ticket], *events.Bus, *mongo.Database) {
 	t.Helper()
 	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

@@ -19,7 +19,7 @@ func (r *Repository[T]) zeroKey(mv reflect.Value) error {
 	for i := range r.schema.Auto {
 		a := &r.schema.Auto[i]
 		if (a.Kind == model.Inc || a.Kind == model.UUID) && a.Value(v).IsZero() {
-			return fmt.Errorf("%v field %s `auto:\"%s\"` is zero, which is never a key: register listeners.AutoKeys on the repository's bus to fill it, or set it: %w",
+			return fmt.Errorf("%v field %s `auto:\"%s\"` is zero, which is never a key: register autokeys.Keys on the repository's bus to fill it, or set it: %w",
 				r.schema.Type, a.Name, a.Tag, ErrInvalidArgument)
 		}
 	}

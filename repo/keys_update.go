@@ -41,7 +41,7 @@ func (r *Repository[T]) refuseKeyWrites(update any, upsert bool) error {
 			return err
 		}
 		if upsert && a.Kind != model.Version && !u.Touches(a.BSON) {
-			return fmt.Errorf("the upsert could insert a %v without its key %s `auto:\"%s\"`: register listeners.AutoKeys on the repository's bus to fill it, or set it in the update or the filter: %w",
+			return fmt.Errorf("the upsert could insert a %v without its key %s `auto:\"%s\"`: register autokeys.Keys on the repository's bus to fill it, or set it in the update or the filter: %w",
 				r.schema.Type, a.BSON, a.Tag, ErrInvalidArgument)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +34,7 @@ type ticket struct {
 // non-zero ones their $setOnInsert or filter gives.
 func TestOperatorUpdatesKeepKeys(t *testing.T) {
 	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -45,7 +45,7 @@ func (nilUUID) MarshalBSONValue() (bsontype.Type, []byte, error) {
 // written non-zero and of the field's type pass.
 func TestUpsertKeysAreJudgedAsWritten(t *testing.T) {
 	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

@@ -28,7 +28,7 @@ func (s *Sequence) Current(ctx context.Context) (int64, error) {
 // AdvancePast makes every number handed out from now on greater than v, in
 // all processes: the counter is moved to at least v, and this process's
 // cached blocks are dropped. Other processes drop theirs when a write of
-// theirs fails on a duplicate key (see listeners.AutoKeys).
+// theirs fails on a duplicate key (see autokeys.Keys).
 func (s *Sequence) AdvancePast(ctx context.Context, v int64) error {
 	return s.move(ctx, v, false)
 }

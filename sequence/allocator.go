@@ -75,6 +75,7 @@ type Allocator struct {
 	store    atomic.Pointer[storeBox]
 	closed   atomic.Bool
 	closeMu  sync.Mutex     // serializes Close
+	closeErr error          // what the first Close returned
 	bg       sync.WaitGroup // background writes, waited for by Close
 	bgMu     sync.Mutex     // guards bgDone and bg.Add against bg.Wait
 	bgDone   bool           // Close is waiting: start no more

@@ -167,3 +167,66 @@ func TestCloseRacesAllocators(t *testing.T) {
 		t.Logf("%d numbers, largest %d", len(all), slices.Max(all))
 	})
 }
+
+// TestCloseWithAnExpiredContext: a Close whose context has ended gives
+// nothing back and says so: its error wraps ErrNotGivenBack and the
+// context's error and names the numbers lost, and every later Close
+// returns that same error. The numbers lost are a gap: the next allocator
+// continues after them, and no number is handed out twice.
+func TestCloseWithAnExpiredContext(t *testing.T) {
+	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
+		ctx := context.Background()
+		db := dbFor(t, st)
+		opts := []sequence.Option{sequence.WithStrategy(st), sequence.WithBatch(10), sequence.WithMaxGrowth(1)}
+		a := newAlloc(t, db, opts...)
+		s, err := a.Sequence("expired")
+		require.NoError(t, err)
+		assert.Equal(t, []int64{1, 2, 3}, take(t, s, 3))
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		err = a.Close(done)
+		require.ErrorIs(t, err, sequence.ErrNotGivenBack)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.ErrorContains(t, err, `sequence "expired": Close: 4..10 not given back`)
+		again := a.Close(ctx)
+		assert.Equal(t, err, again, "a second Close returns what the first did")
+		_, err = s.Next(ctx)
+		assert.ErrorIs(t, err, sequence.ErrClosed)
+
+		b := newAlloc(t, db, opts...)
+		assert.Equal(t, int64(10), current(t, b, "expired"), "4..10 are lost, not handed out again")
+		v, err := b.Next(ctx, "expired")
+		require.NoError(t, err)
+		assert.Equal(t, int64(11), v)
+	})
+}
+
+// TestPutBack: the number handed out last goes back and is handed out
+// again; one handed out before another does not, nor one outside the
+// current block, nor any with batch 1 or after Close.
+func TestPutBack(t *testing.T) {
+	ctx := context.Background()
+	db := dbFor(t, sequence.Claim)
+	a := newAlloc(t, db, sequence.WithBatch(10))
+	s, err := a.Sequence("back")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, take(t, s, 2))
+	assert.False(t, s.PutBack(1), "2 was handed out after 1")
+	assert.True(t, s.PutBack(2))
+	assert.False(t, s.PutBack(2), "once")
+	assert.Equal(t, []int64{2, 3}, take(t, s, 2))
+	assert.False(t, s.PutBack(2), "3 was handed out after it")
+	assert.False(t, s.PutBack(11), "not in the block")
+
+	one, err := a.Sequence("one", sequence.WithBatch(1))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, take(t, one, 1))
+	assert.False(t, one.PutBack(1), "batch 1 keeps the order across processes")
+
+	require.NoError(t, a.Close(ctx))
+	assert.False(t, s.PutBack(3), "after Close")
+	b := newAlloc(t, db, sequence.WithBatch(10))
+	v, err := b.Next(ctx, "back")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), v)
+}

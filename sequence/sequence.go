@@ -101,6 +101,22 @@ func (s *Sequence) NextN(ctx context.Context, dst []int64) error {
 	return s.fill(ctx, dst)
 }
 
+// PutBack hands n back to s, so that the next Next returns it again, when
+// n is the number s handed out last from its current block and no number
+// was handed out after it; it reports whether it did. Call it only for a
+// number that is stored nowhere and never will be, such as the key of an
+// upsert that matched a document instead of inserting one. It never
+// breaks the increasing order within a process, and with batch 1 it does
+// nothing, to keep the strict order across processes. A number not put
+// back is a gap, as before.
+func (s *Sequence) PutBack(n int64) bool {
+	b := s.cur.Load()
+	if s.base <= 1 || b == nil || n < b.start || n >= b.end {
+		return false
+	}
+	return b.next.CompareAndSwap(n+1, n)
+}
+
 // fill is the slow path: it takes from the current and the pending block,
 // and fetches what they lack.
 func (s *Sequence) fill(ctx context.Context, dst []int64) error {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/model"
@@ -245,7 +245,7 @@ func TestDefendResolverWithoutTenantScope(t *testing.T) {
 		s, _ := c.Value(claimsKey{}).(string)
 		return s, nil
 	}))
-	keys, err := listeners.NewAutoKeys(db) // forgot WithTenantScope(ten)
+	keys, err := autokeys.New(db) // forgot WithTenantScope(ten)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

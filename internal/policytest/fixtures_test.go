@@ -12,7 +12,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/mongotest"
@@ -48,7 +48,7 @@ func tenanted(t *testing.T) (*repo.Repository[*Account], *events.Bus, *mongo.Dat
 	t.Helper()
 	db := srv.Database(t)
 	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -33,7 +33,7 @@ func TestPoliciesHoldAgainstOptionsChangedLate(t *testing.T) {
 	}})
 	db := srv.Database(t, mon)
 	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

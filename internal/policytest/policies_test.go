@@ -8,7 +8,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/encryption"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
@@ -79,7 +79,7 @@ func TestPoliciesTogether(t *testing.T) {
 func allPolicies(t *testing.T, db *mongo.Database) *repo.Repository[*Customer] {
 	t.Helper()
 	ten := tenancy.New()
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	require.NoError(t, err)
 	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}})
 	require.NoError(t, err)

@@ -145,7 +145,7 @@ func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
 // none) is written for under ctx: the current tenant, which named must
 // match, or under AllTenants named itself, which must then be set. It lets
 // AutoKeys number `auto:"inc,scope=tenant"` fields per tenant with the
-// policy's own reading of the context (listeners.WithTenantScope).
+// policy's own reading of the context (autokeys.WithTenantScope).
 func (t *Tenancy) TenantOf(ctx context.Context, named string) (string, error) {
 	current, all, err := t.Tenant(ctx)
 	switch {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/tracing"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
@@ -46,7 +46,7 @@ func Example() {
 	db := client.Database(mongotest.UniqueName("example"))
 	defer db.Drop(ctx)
 
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	if err != nil {
 		panic(err)
 	}
@@ -64,7 +64,7 @@ func Example() {
 	printTree(spans.GetSpans(), "Insert members")
 	// Output:
 	// Insert members (internal) db.operation.name=Insert mgmevents.inserted=1
-	//   event: BeforeConvert *listeners.AutoKeys
+	//   event: BeforeConvert *autokeys.Keys
 	//   members.insert (client) db.operation.name=insert
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/tracing"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/require"
@@ -52,7 +52,7 @@ type rig struct {
 	spans    *tracetest.InMemoryExporter
 	reader   *sdkmetric.ManualReader
 	db       *mongo.Database
-	keys     *listeners.AutoKeys
+	keys     *autokeys.Keys
 	accounts *repo.Repository[*Account]
 	bus      *events.Bus
 }
@@ -71,7 +71,7 @@ func newRig(t testing.TB, driverSpans bool, opts ...tracing.Option) *rig {
 	}
 	g.db = srv.Database(t, copts...)
 	var err error
-	g.keys, err = listeners.NewAutoKeys(g.db, listeners.WithLogger(slog.New(slog.DiscardHandler)))
+	g.keys, err = autokeys.New(g.db, autokeys.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.keys.Close(ctx) })
 	g.bus = events.NewBus()

@@ -15,7 +15,7 @@ import (
 
 // TraceListener times one listener call. By default it adds an event to
 // the operation's span when the call returns, named after the event type
-// and the listener ("BeforeConvert *listeners.AutoKeys"), at the time the
+// and the listener ("BeforeConvert *autokeys.Keys"), at the time the
 // call began, with mgmevents.duration (seconds) and, when the listener
 // failed, error.type. With WithListenerSpans the call is a child span of
 // the operation's instead, with the same name, mgmevents.event and

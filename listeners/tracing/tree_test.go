@@ -95,7 +95,7 @@ func TestListenerEvents(t *testing.T) {
 		byName[e.Name] = e
 	}
 	const peekSave = "BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.peek"
-	require.Contains(t, byName, "BeforeConvert *listeners.AutoKeys")
+	require.Contains(t, byName, "BeforeConvert *autokeys.Keys")
 	require.Contains(t, byName, peekSave)
 	peeking := byName[peekSave]
 	a := attrs(peeking.Attributes)
@@ -106,7 +106,7 @@ func TestListenerEvents(t *testing.T) {
 			"the listener's duration holds its database call")
 	}
 	assert.Len(t, a, 1, "the duration alone: the name says the event type and the listener")
-	assert.True(t, byName["BeforeConvert *listeners.AutoKeys"].Time.Before(named(spans, "accounts.insert")[0].StartTime), "AutoKeys ran before the write")
+	assert.True(t, byName["BeforeConvert *autokeys.Keys"].Time.Before(named(spans, "accounts.insert")[0].StartTime), "AutoKeys ran before the write")
 }
 
 // TestDriverAndListenerSpansNest: with WithListenerSpans, each listener
@@ -126,7 +126,7 @@ func TestDriverAndListenerSpansNest(t *testing.T) {
 		return ss[0]
 	}
 	insert := child("accounts.insert", op, trace.SpanKindClient)
-	keys := child("BeforeConvert *listeners.AutoKeys", op, trace.SpanKindInternal)
+	keys := child("BeforeConvert *autokeys.Keys", op, trace.SpanKindInternal)
 	assert.True(t, keys.EndTime.Before(insert.StartTime), "the listener ran before the write")
 	peeking := child("BeforeSave github.com/mgmevents/mgmevents/listeners/tracing_test.peek", op, trace.SpanKindInternal)
 	child("accounts.aggregate", peeking, trace.SpanKindClient) // its CountDocuments
@@ -170,6 +170,6 @@ func TestVetoSpans(t *testing.T) {
 		require.Contains(t, byName, vetoed)
 		assert.Equal(t, "_OTHER", byName[vetoed]["error.type"], "the veto's own error")
 		assert.NotContains(t, byName, after)
-		assert.NotContains(t, byName["BeforeConvert *listeners.AutoKeys"], "error.type")
+		assert.NotContains(t, byName["BeforeConvert *autokeys.Keys"], "error.type")
 	}
 }

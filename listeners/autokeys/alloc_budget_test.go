@@ -1,13 +1,13 @@
 //go:build !race
 
-package listeners_test
+package autokeys_test
 
 import (
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/mgmevents/mgmevents/internal/allocs"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
@@ -30,7 +30,7 @@ import (
 // allocations in this process (1.2 per document); blocks reach 1600
 // numbers, so most calls of 1000 reserve, and the median one does.
 func TestInsertManyAutoKeysAllocBudget(t *testing.T) {
-	users, _, db := keyed[*User](t, listeners.WithoutIndexes())
+	users, _, db := keyed[*User](t, autokeys.WithoutIndexes())
 	raw := db.Collection(users.Collection().Name(), options.Collection().SetRegistry(model.Registry()))
 	const n = 1000
 	var seq int64 // counts down, below AutoKeys' numbers

@@ -1,4 +1,4 @@
-package listeners
+package autokeys
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-// Where AutoKeys acts: the collection each event's repository writes to
+// Where Keys acts: the collection each event's repository writes to
 // (Event.Coll), never a collection of the same name in the counters'
 // database. A model type written to several collections (repositories
 // over several databases) gets its indexes made and its counters checked
@@ -32,14 +32,19 @@ type collKey struct {
 // target returns p's target for e's collection.
 func (p *plan) target(e *events.Event) (*target, error) {
 	if e.Coll == nil {
-		return nil, fmt.Errorf("listeners: AutoKeys: the %v event of %v carries no collection (Event.Coll) to make its indexes and check its counters in", e.Type, p.schema.Type)
+		return nil, fmt.Errorf("autokeys: the %v event of %v carries no collection (Event.Coll) to make its indexes and check its counters in", e.Type, p.schema.Type)
 	}
-	k := collKey{e.Coll.Database().Client(), e.Coll.Database().Name(), e.Coll.Name()}
+	return p.targetOf(e.Coll), nil
+}
+
+// targetOf returns p's target for coll.
+func (p *plan) targetOf(coll *mongo.Collection) *target {
+	k := collKey{coll.Database().Client(), coll.Database().Name(), coll.Name()}
 	if t, ok := p.targets.Load(k); ok {
-		return t.(*target), nil
+		return t.(*target)
 	}
-	t, _ := p.targets.LoadOrStore(k, &target{coll: e.Coll})
-	return t.(*target), nil
+	t, _ := p.targets.LoadOrStore(k, &target{coll: coll})
+	return t.(*target)
 }
 
 // maxCachedSequences bounds the dated and tenant-scoped sequences a field

@@ -1,4 +1,4 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/mgmevents/mgmevents/sequence"
 	"github.com/stretchr/testify/assert"
@@ -42,15 +42,15 @@ func (c *Counted) PrepareID(id any) (any, error) { return id, nil }
 func (c *Counted) GetID() any                    { return c.ID }
 func (c *Counted) SetID(id any)                  { c.ID, _ = id.(int64) }
 
-func keyed[T mgm.Model](t testing.TB, opts ...listeners.Option) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
+func keyed[T mgm.Model](t testing.TB, opts ...autokeys.Option) (*repo.Repository[T], *autokeys.Keys, *mongo.Database) {
 	t.Helper()
 	db := srv.Database(t)
 	return keyedOn[T](t, db, opts...)
 }
 
-func keyedOn[T mgm.Model](t testing.TB, db *mongo.Database, opts ...listeners.Option) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
+func keyedOn[T mgm.Model](t testing.TB, db *mongo.Database, opts ...autokeys.Option) (*repo.Repository[T], *autokeys.Keys, *mongo.Database) {
 	t.Helper()
-	keys, err := listeners.NewAutoKeys(db, opts...)
+	keys, err := autokeys.New(db, opts...)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
@@ -206,7 +206,7 @@ func TestAutoKeysOrderNumbers(t *testing.T) {
 	now := time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	orders, _, _ := keyed[*Order](t, listeners.WithClock(clock))
+	orders, _, _ := keyed[*Order](t, autokeys.WithClock(clock))
 	var nos, refs []string
 	for i := range 3 {
 		if i == 2 {
@@ -231,7 +231,7 @@ type Invoice struct {
 // the number and after the number is stored as written.
 func TestAutoKeysFormatWithLiteralText(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	invoices, _, db := keyed[*Invoice](t, listeners.WithClock(func() time.Time { return now }))
+	invoices, _, db := keyed[*Invoice](t, autokeys.WithClock(func() time.Time { return now }))
 	var nos []string
 	for range 2 {
 		inv := &Invoice{}
@@ -292,7 +292,7 @@ func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 			if st == sequence.Atomic {
 				db = srv.AtomicDatabase(t)
 			}
-			healsBehindTheData(t, db, listeners.WithSequenceOptions(sequence.WithStrategy(st)))
+			healsBehindTheData(t, db, autokeys.WithSequenceOptions(sequence.WithStrategy(st)))
 			if st == sequence.Atomic {
 				var c struct{ Seq int64 }
 				require.NoError(t, db.Collection("counters").FindOne(ctx, bson.M{"_id": "users.longId"}).Decode(&c))
@@ -302,7 +302,7 @@ func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	}
 }
 
-func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...listeners.Option) {
+func healsBehindTheData(t *testing.T, db *mongo.Database, opts ...autokeys.Option) {
 	users, keys, _ := keyedOn[*User](t, db, opts...)
 	for range 3 {
 		require.NoError(t, users.Insert(ctx, &User{UserName: "before"}))
@@ -361,7 +361,7 @@ func TestAutoKeysCreatesUniqueIndexes(t *testing.T) {
 	assert.True(t, hasUniqueIndex(t, db.Collection("users"), "longId"))
 
 	db2 := srv.Database(t)
-	users2, _, _ := keyedOn[*User](t, db2, listeners.WithoutIndexes())
+	users2, _, _ := keyedOn[*User](t, db2, autokeys.WithoutIndexes())
 	require.NoError(t, users2.Insert(ctx, &User{}))
 	assert.False(t, hasUniqueIndex(t, db2.Collection("users"), "longId"))
 }
@@ -390,7 +390,7 @@ type SharedB struct {
 
 func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
 	db := srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db)
+	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
@@ -401,12 +401,12 @@ func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
 	assert.ErrorContains(t, err, "field N")
 }
 
-func TestNewAutoKeysErrors(t *testing.T) {
-	_, err := listeners.NewAutoKeys(nil)
-	assert.ErrorContains(t, err, "NewAutoKeys(nil)")
-	_, err = listeners.NewAutoKeys(srv.Database(t), listeners.WithSequenceOptions(sequence.WithBatch(-1)))
+func TestNewErrors(t *testing.T) {
+	_, err := autokeys.New(nil)
+	assert.ErrorContains(t, err, "autokeys: New(nil)")
+	_, err = autokeys.New(srv.Database(t), autokeys.WithSequenceOptions(sequence.WithBatch(-1)))
 	assert.ErrorContains(t, err, "WithBatch(-1)")
-	_, err = listeners.NewAutoKeys(srv.Database(t), listeners.WithAllocator(nil))
+	_, err = autokeys.New(srv.Database(t), autokeys.WithAllocator(nil))
 	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
 }
 

@@ -1,4 +1,4 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
 	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/repo"
@@ -49,7 +49,7 @@ func TestAutoKeysUniqueIndexOnUUIDFields(t *testing.T) {
 
 	// Under tenancy and soft delete.
 	db = srv.Database(t)
-	keys, err := listeners.NewAutoKeys(db, listeners.WithTenantScope(tenancy.New()))
+	keys, err := autokeys.New(db, autokeys.WithTenantScope(tenancy.New()))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(tenancy.New())

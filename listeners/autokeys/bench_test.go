@@ -1,10 +1,10 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 )
 
 // Against the embedded server in this process: compare with each other.
@@ -26,7 +26,7 @@ func BenchmarkInsertManyRaw1000(b *testing.B) {
 }
 
 func BenchmarkInsertManyAutoKeys1000(b *testing.B) {
-	users, _, _ := keyed[*User](b, listeners.WithoutIndexes())
+	users, _, _ := keyed[*User](b, autokeys.WithoutIndexes())
 	b.ReportAllocs()
 	for b.Loop() {
 		ms := make([]*User, 1000)

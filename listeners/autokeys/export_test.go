@@ -1,10 +1,10 @@
-package listeners
+package autokeys
 
 import "reflect"
 
 // CachedSequences returns how many dated or tenant-scoped sequences
-// AutoKeys holds for model type t, all fields together.
-func CachedSequences(k *AutoKeys, t reflect.Type) int64 {
+// Keys holds for model type t, all fields together.
+func CachedSequences(k *Keys, t reflect.Type) int64 {
 	p, ok := k.plans.Load(t)
 	if !ok {
 		return 0

@@ -1,4 +1,4 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
@@ -17,12 +17,12 @@ import (
 // period whose sequence was dropped continues where it was, with no
 // duplicate.
 func TestAutoKeysBoundsItsSequences(t *testing.T) {
-	defer listeners.SetMaxCachedSequences(8)()
+	defer autokeys.SetMaxCachedSequences(8)()
 	day := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	now := day
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	orders, keys, db := keyed[*Order](t, listeners.WithClock(clock))
+	orders, keys, db := keyed[*Order](t, autokeys.WithClock(clock))
 	first := &Order{}
 	require.NoError(t, orders.Insert(ctx, first))
 	for i := 1; i < 40; i++ {
@@ -30,7 +30,7 @@ func TestAutoKeysBoundsItsSequences(t *testing.T) {
 		now = day.AddDate(0, 0, i)
 		mu.Unlock()
 		require.NoError(t, orders.Insert(ctx, &Order{}))
-		assert.LessOrEqual(t, listeners.CachedSequences(keys, reflect.TypeFor[*Order]()), int64(9), "day %d", i)
+		assert.LessOrEqual(t, autokeys.CachedSequences(keys, reflect.TypeFor[*Order]()), int64(9), "day %d", i)
 	}
 	mu.Lock()
 	now = day

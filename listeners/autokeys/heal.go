@@ -1,18 +1,14 @@
-package listeners
+package autokeys
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/sequence"
-	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
-	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Unique indexes on inc and uuid fields, and counters moved past the data.
@@ -21,10 +17,11 @@ import (
 // soft-deleted document, since keys are never reused.
 
 // ensure makes the unique indexes in t's collection and moves the counters
-// past its data, once per type and collection. A failure to reach the
-// server is returned, and retried at the next write; an index the data
-// does not allow is logged.
-func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
+// past its data, once per type and collection: at Prepare, or at the
+// first write to a collection no repository was prepared for. An error
+// (an index the data does not allow, a server out of reach) is returned,
+// and ensure runs again at the next write.
+func (k *Keys) ensure(p *plan, t *target) error {
 	if t.ready.Load() {
 		return nil
 	}
@@ -38,24 +35,13 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
 	defer cancel()
 	for i := range p.fields {
 		f := p.fields[i]
-		if k.indexes && f.BSON != "_id" {
-			keys := bson.D{{Key: f.BSON, Value: 1}}
-			if f.ScopeTenant { // unique within each tenant
-				keys = bson.D{{Key: p.schema.Tenant.BSON, Value: 1}, {Key: f.BSON, Value: 1}}
-			}
-			_, err := t.coll.Indexes().CreateOne(dctx, mongo.IndexModel{
-				Keys: keys, Options: options.Index().SetUnique(true)})
-			if err != nil {
-				var ce mongo.CommandError
-				if !errors.As(err, &ce) {
-					return fmt.Errorf("%v: creating the unique index on %s: %w", p.schema.Type, f.BSON, err)
-				}
-				k.logger.Warn("mgmevents: no unique index on a key field; duplicates will not be caught",
-					"type", p.schema.Type.String(), "collection", t.coll.Name(), "field", f.BSON, "err", err)
+		if k.indexes {
+			if err := uniqueIndex(dctx, p, t.coll, f); err != nil {
+				return err
 			}
 		}
-		if f.Kind == model.Inc && f.Format == nil && !f.ScopeTenant { // a tenant's sequence is healed when first used
-			if _, err := k.heal(dctx, p, t, f, f.seq, "", 0); err != nil {
+		if f.Kind == model.Inc && f.Format == nil && !scoped(f) { // a scope's sequence is healed when first used
+			if _, err := k.heal(dctx, p, t, f, f.seq, scope{}, 0); err != nil {
 				return err
 			}
 		}
@@ -64,16 +50,12 @@ func (k *AutoKeys) ensure(ctx context.Context, p *plan, t *target) error {
 	return nil
 }
 
-// heal moves seq, the counter of field f (for a tenant-scoped field,
-// tenant's), past the largest value of f in t's collection (in tenant's
-// documents) when that value is at least atLeast and ahead of the counter.
-// It reports whether it moved it.
-func (k *AutoKeys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, tenant string, atLeast int64) (bool, error) {
-	var where bson.D
-	if f.ScopeTenant {
-		where = bson.D{{Key: p.schema.Tenant.BSON, Value: tenant}}
-	}
-	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, where)
+// heal moves seq, the counter of field f (for a scoped field, sc's), past
+// the largest value of f in t's collection (in sc's documents) when that
+// value is at least atLeast and ahead of the counter. It reports whether
+// it moved it.
+func (k *Keys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, sc scope, atLeast int64) (bool, error) {
+	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, sc.where(p, f))
 	if err != nil || !ok || top < atLeast {
 		return false, err
 	}
@@ -96,7 +78,7 @@ func (k *AutoKeys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, s
 // behind the data: when the collection already holds a value at or above
 // the number this model got, the counter is moved past the maximum and the
 // write is retried.
-func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
+func (k *Keys) HandleWriteError(ctx context.Context, e *events.Event, err error) (bool, error) {
 	if !mongo.IsDuplicateKeyError(err) || e.Model == nil {
 		return false, nil
 	}
@@ -127,15 +109,17 @@ func (k *AutoKeys) HandleWriteError(ctx context.Context, e *events.Event, err er
 		if v == 0 {
 			continue
 		}
-		seq, tenant := f.seq, ""
-		if f.ScopeTenant {
-			tenant = p.schema.Tenant.Value(mv).String()
+		seq, sc := f.seq, scope{}
+		if scoped(f) {
 			var herr error
-			if seq, _, herr = k.sequenceFor(dctx, p, t, f, tenant); herr != nil {
+			if sc, herr = storedScope(p, f, mv); herr != nil {
+				return false, herr
+			}
+			if seq, _, herr = k.sequenceFor(dctx, p, t, f, sc); herr != nil {
 				return false, herr
 			}
 		}
-		moved, herr := k.heal(dctx, p, t, f, seq, tenant, v)
+		moved, herr := k.heal(dctx, p, t, f, seq, sc, v)
 		if herr != nil {
 			return false, herr
 		}

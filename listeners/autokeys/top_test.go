@@ -1,4 +1,4 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"math"
@@ -41,7 +41,7 @@ func TestAutoKeysRefusesACallerKeyAtTheTop(t *testing.T) {
 	for name, try := range tries {
 		err := try()
 		assert.ErrorIs(t, err, sequence.ErrInvalidArgument, name)
-		assert.ErrorContains(t, err, "*listeners_test.User field LongID", name)
+		assert.ErrorContains(t, err, "*autokeys_test.User field LongID", name)
 		assert.ErrorContains(t, err, "above 6917529027641081856", name)
 		n, cerr := coll.CountDocuments(ctx, bson.D{})
 		require.NoError(t, cerr)

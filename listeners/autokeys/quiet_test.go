@@ -1,4 +1,4 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +44,7 @@ func TestEventsOffKeepKeys(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			db := srv.Database(t)
-			keys, err := listeners.NewAutoKeys(db)
+			keys, err := autokeys.New(db)
 			require.NoError(t, err)
 			bus := events.NewBus()
 			bus.Register(keys)
@@ -104,7 +105,7 @@ func TestZeroKeyIsNeverStored(t *testing.T) {
 	} {
 		require.ErrorIs(t, err, repo.ErrInvalidArgument, name)
 		assert.ErrorContains(t, err, "No", name)
-		assert.ErrorContains(t, err, "AutoKeys", name)
+		assert.ErrorContains(t, err, "autokeys.Keys", name)
 	}
 	_, err = ships.UpdateOne(ctx, bson.M{"item": "u"}, bson.M{"$set": bson.M{"item": "u"}}, options.Update().SetUpsert(true))
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)

@@ -1,4 +1,4 @@
-package listeners
+package autokeys
 
 import (
 	"context"
@@ -30,30 +30,30 @@ var plainRegistry = bson.NewRegistry()
 func topKey(f *fieldPlan) uint64 { return f.Max - f.Max/4 }
 
 // refuseTopKey refuses n, the key the caller gives numeric inc field f of
-// a model (tenant's, for a tenant-scoped field), when it is above topKey
-// and ahead of the counter.
-func (k *AutoKeys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, tenant string, n uint64) error {
+// a model (in sc, for a scoped field), when it is above topKey and ahead
+// of the counter.
+func (k *Keys) refuseTopKey(ctx context.Context, p *plan, t *target, f *fieldPlan, sc scope, n uint64) error {
 	top := topKey(f)
 	if n <= top {
 		return nil
 	}
-	seq, _, err := k.sequenceFor(ctx, p, t, f, tenant)
+	seq, _, err := k.sequenceFor(ctx, p, t, f, sc)
 	if err != nil {
 		return err
 	}
 	cur, err := seq.Current(ctx)
 	if err != nil {
-		return fmt.Errorf("listeners: %v field %s: %w", p.schema.Type, f.Name, err)
+		return fmt.Errorf("autokeys: %v field %s: %w", p.schema.Type, f.Name, err)
 	}
 	if cur > 0 && n <= uint64(cur) {
 		return nil // the counter is past it already
 	}
-	return fmt.Errorf("listeners: %v field %s `auto:\"%s\"`: the key %d the caller gives is above %d, the largest a caller may choose: the counter, moved past it, could hand out no block after it (the top quarter of the field's range is left to the counter): %w",
+	return fmt.Errorf("autokeys: %v field %s `auto:\"%s\"`: the key %d the caller gives is above %d, the largest a caller may choose: the counter, moved past it, could hand out no block after it (the top quarter of the field's range is left to the counter): %w",
 		p.schema.Type, f.Name, f.Tag, n, top, sequence.ErrInvalidArgument)
 }
 
 // refuseTopKeyOf checks the key the caller set in field f of the model mv.
-func (k *AutoKeys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fieldPlan, mv reflect.Value) error {
+func (k *Keys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fieldPlan, mv reflect.Value) error {
 	if f.Kind != model.Inc || f.Format != nil {
 		return nil
 	}
@@ -70,17 +70,17 @@ func (k *AutoKeys) refuseTopKeyOf(ctx context.Context, p *plan, t *target, f *fi
 	if n <= topKey(f) {
 		return nil
 	}
-	tenant, err := k.tenantOf(ctx, p, f, mv)
+	sc, err := k.scopeOf(ctx, p, f, mv)
 	if err != nil {
 		return err
 	}
-	return k.refuseTopKey(ctx, p, t, f, tenant, n)
+	return k.refuseTopKey(ctx, p, t, f, sc, n)
 }
 
 // refuseTopKeyIn checks the key an upsert's update gives field f, as
 // $setOnInsert (where the repository puts the filter's equalities too),
 // as e's registry writes it.
-func (k *AutoKeys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fieldPlan, e *events.Event, u *mql.Update) error {
+func (k *Keys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fieldPlan, e *events.Event, u *mql.Update) error {
 	if f.Kind != model.Inc || f.Format != nil {
 		return nil
 	}
@@ -104,11 +104,11 @@ func (k *AutoKeys) refuseTopKeyIn(ctx context.Context, p *plan, t *target, f *fi
 		if !ok || n <= 0 || uint64(n) <= topKey(f) {
 			return nil
 		}
-		tenant, err := k.upsertTenant(ctx, p, f, e.Filter)
+		sc, err := k.upsertScope(ctx, p, f, e.Filter, u)
 		if err != nil {
 			return err
 		}
-		return k.refuseTopKey(ctx, p, t, f, tenant, uint64(n))
+		return k.refuseTopKey(ctx, p, t, f, sc, uint64(n))
 	}
 	return nil
 }

@@ -1,10 +1,10 @@
-package listeners_test
+package autokeys_test
 
 import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/listeners"
+	"github.com/mgmevents/mgmevents/listeners/autokeys"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,7 +37,7 @@ func TestAutoKeysActWhereTheDataIs(t *testing.T) {
 	stored := data.Collection("users")
 	_, err := stored.InsertMany(ctx, []any{bson.M{"longId": int64(1)}, bson.M{"longId": int64(2)}, bson.M{"longId": int64(5)}})
 	require.NoError(t, err)
-	keys, err := listeners.NewAutoKeys(counters)
+	keys, err := autokeys.New(counters)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
