@@ -1,0 +1,182 @@
+package redteam_test
+
+// Review 10: ways through the public API around the policies. Each test
+// asserts the guarantee, and fails while the library breaks it.
+
+import (
+	"context"
+	"crypto/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kamva/mgm/v3"
+	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/listeners/encryption"
+	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/model"
+	"github.com/mgmevents/mgmevents/mongotest"
+	"github.com/mgmevents/mgmevents/repo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// AccountCopy is an untagged copy of the accounts, kept in a reporting
+// database under the same collection name.
+type AccountCopy struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string `bson:"tenant"`
+	Name             string `bson:"name"`
+}
+
+func (*AccountCopy) CollectionName() string { return "accounts" }
+
+// TestR10OutToAnotherDatabaseJudgedInOwn: $out's document form
+// {db, coll} names a database, which mql.Reaches ignores for $out (it
+// reads db only for $merge's into and $lookup's from): the stage is judged
+// as writing the pipeline's own database's collection of that name. A
+// reporting database that keeps an untagged copy under the same name
+// ("accounts") makes the stage pass as a write of an ungoverned
+// collection, and the driver sends an $out that replaces the main
+// database's tenant, soft-deleted and encrypted collections.
+func TestR10OutToAnotherDatabaseJudgedInOwn(t *testing.T) {
+	var log wireLog
+	w := wire(t, log.options())
+	w.seed(t)
+	reports := w.db.Client().Database(w.db.Name() + "_reports")
+	t.Cleanup(func() { _ = reports.Drop(context.Background()) })
+	copies, err := repo.New[*AccountCopy](w.bus, repo.WithDatabase(reports))
+	require.NoError(t, err)
+	before := len(log.sent("aggregate"))
+	var out []bson.M
+	err = copies.Aggregate(asAcme, mongo.Pipeline{{{Key: "$out", Value: bson.D{{Key: "db", Value: w.db.Name()}, {Key: "coll", Value: "accounts"}}}}}, &out)
+	assert.ErrorIs(t, err, events.ErrUnguardedQuery, "a pipeline may not write the tenants' accounts of %s", w.db.Name())
+	for _, c := range log.sent("aggregate")[before:] {
+		t.Errorf("sent, replacing every tenant's accounts: %s", c.Lookup("pipeline"))
+	}
+}
+
+// Memo is soft-deleted, and has no tenant.
+type Memo struct {
+	mgm.DefaultModel `bson:",inline"`
+	Text             string     `bson:"text"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+}
+
+// TestR10WatchDeliversChangesOfDeletedDocuments: SoftDelete confines a
+// change stream with {$match: {"fullDocument.deletedAt": null}}, which a
+// change event without a full document satisfies (a missing field is
+// null). So a watcher without WithDeleted is delivered the update of a
+// marked document (its updateDescription.updatedFields), and, with
+// SetFullDocumentBeforeChange, the whole marked document as the
+// pre-image of an update or of its purge. The repository's doc says a
+// change without a full document is not delivered. FerretDB has no change
+// streams: the test runs the $match stages the driver sent on change
+// events made from the stored, marked document.
+func TestR10WatchDeliversChangesOfDeletedDocuments(t *testing.T) {
+	var log wireLog
+	db := srv.Database(t, log.options())
+	bus := events.NewBus()
+	bus.Register(softdelete.New())
+	memos, err := repo.New[*Memo](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	m := &Memo{Text: "secret"}
+	require.NoError(t, memos.Insert(ctx, m))
+	require.NoError(t, memos.Delete(ctx, m))
+	stored := mongotest.Docs(t, db.Collection("memos"), bson.D{})
+	require.Len(t, stored, 1)
+	require.NotEqual(t, bson.TypeNull, stored[0].Lookup("deletedAt").Type)
+
+	_, _ = memos.Watch(ctx, nil, options.ChangeStream().SetFullDocumentBeforeChange(options.WhenAvailable))
+	sent := log.sent("aggregate")
+	require.NotEmpty(t, sent, "the change stream was opened")
+	var stages []bson.D
+	require.NoError(t, bson.Unmarshal(bsonDoc(t, "p", sent[len(sent)-1].Lookup("pipeline")), &struct {
+		P *[]bson.D `bson:"p"`
+	}{&stages}))
+	var confine []bson.D
+	for _, s := range stages {
+		if s[0].Key != "$changeStream" {
+			confine = append(confine, s)
+		}
+	}
+	require.NotEmpty(t, confine, "the soft delete's $match was sent")
+
+	id := m.ID
+	changes := db.Collection("r10_changes")
+	_, err = changes.InsertMany(ctx, []any{
+		bson.D{{Key: "_id", Value: "update of the marked memo"}, {Key: "operationType", Value: "update"}, {Key: "documentKey", Value: bson.D{{Key: "_id", Value: id}}},
+			{Key: "updateDescription", Value: bson.D{{Key: "updatedFields", Value: bson.D{{Key: "text", Value: "secret, amended"}}}}},
+			{Key: "fullDocumentBeforeChange", Value: stored[0]}},
+		bson.D{{Key: "_id", Value: "purge of the marked memo"}, {Key: "operationType", Value: "delete"}, {Key: "documentKey", Value: bson.D{{Key: "_id", Value: id}}},
+			{Key: "fullDocumentBeforeChange", Value: stored[0]}},
+	})
+	require.NoError(t, err)
+	cur, err := changes.Aggregate(ctx, confine)
+	require.NoError(t, err)
+	var delivered []bson.M
+	require.NoError(t, cur.All(ctx, &delivered))
+	for _, d := range delivered {
+		t.Errorf("delivered to a watcher without WithDeleted: %v", d["_id"])
+	}
+}
+
+// bsonDoc wraps v in a document {key: v}.
+func bsonDoc(t *testing.T, key string, v bson.RawValue) bson.Raw {
+	t.Helper()
+	raw, err := bson.Marshal(bson.D{{Key: key, Value: v}})
+	require.NoError(t, err)
+	return raw
+}
+
+// JSONContact is a model whose fields the application names with json tags,
+// for a registry that falls back to them.
+type JSONContact struct {
+	mgm.DefaultModel `bson:",inline"`
+	Email            string `json:"mail" encrypt:"eq"`
+	Notes            string `json:"memo" encrypt:""`
+}
+
+// TestR10RegistryNamesEncryptedFieldsOtherwise: repo.WithRegistry checks
+// only that the registry decodes the model strictly. A registry built as
+// the docs say (RegisterStrict called on it) whose struct codec names
+// fields by their json tags when they have no bson tag
+// (bsoncodec.JSONFallbackStructTagParser, common where structs serve a
+// JSON API too) stores Email under "mail"; the policies know the field as
+// "email" (model.Of reads bson tags only), so the encryption finds no
+// encrypted field in the document and the plaintext is stored.
+func TestR10RegistryNamesEncryptedFieldsOtherwise(t *testing.T) {
+	db := srv.Database(t)
+	reg := bson.NewRegistry()
+	sc, err := bsoncodec.NewStructCodec(bsoncodec.JSONFallbackStructTagParser)
+	require.NoError(t, err)
+	reg.RegisterKindEncoder(reflect.Struct, sc)
+	reg.RegisterKindDecoder(reflect.Struct, sc)
+	model.RegisterUUID(reg)
+	require.NoError(t, model.RegisterStrict(reg))
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret}})
+	require.NoError(t, err)
+	bus := events.NewBus()
+	bus.Register(enc)
+	contacts, err := repo.New[*JSONContact](bus, repo.WithDatabase(db), repo.WithRegistry(reg))
+	if err != nil {
+		t.Logf("refused: %v", err)
+		return
+	}
+	err = contacts.Insert(ctx, &JSONContact{Email: "ann@example.com", Notes: "diagnosis: flu"})
+	if err != nil {
+		t.Logf("insert refused: %v", err)
+		return
+	}
+	for _, d := range mongotest.Docs(t, db.Collection("json_contacts"), bson.D{}) {
+		s := d.String()
+		assert.NotContains(t, s, "ann@example.com", "the plaintext of an encrypted field was stored: %s", s)
+		assert.NotContains(t, s, "diagnosis", "the plaintext of an encrypted field was stored: %s", s)
+	}
+}
