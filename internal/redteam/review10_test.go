@@ -180,3 +180,36 @@ func TestR10RegistryNamesEncryptedFieldsOtherwise(t *testing.T) {
 		assert.NotContains(t, s, "diagnosis", "the plaintext of an encrypted field was stored: %s", s)
 	}
 }
+
+// TestR10CollationWidensAReachingStage: Tenancy refuses a collation other
+// than simple on a tenant model's own operations, since a case-insensitive
+// one makes {tenant: "acme"} match "ACME", another tenant. A pipeline of
+// an untagged model is not asked: its $unionWith, $lookup and $graphLookup
+// into the tenants' accounts get the tenant's $match, and the aggregate's
+// collation, which MongoDB applies to every stage of the command, sub-
+// pipelines included, is sent with them. FerretDB ignores collations: the
+// test judges what is sent.
+func TestR10CollationWidensAReachingStage(t *testing.T) {
+	var log wireLog
+	w := wire(t, log.options())
+	products, err := repo.New[*Plain](w.bus, repo.WithDatabase(w.db))
+	require.NoError(t, err)
+	folded := options.Aggregate().SetCollation(&options.Collation{Locale: "en", Strength: 2})
+	for name, stage := range map[string]bson.D{
+		"unionWith":   {{Key: "$unionWith", Value: "accounts"}},
+		"lookup":      {{Key: "$lookup", Value: bson.D{{Key: "from", Value: "accounts"}, {Key: "localField", Value: "name"}, {Key: "foreignField", Value: "name"}, {Key: "as", Value: "a"}}}},
+		"graphLookup": {{Key: "$graphLookup", Value: bson.D{{Key: "from", Value: "accounts"}, {Key: "startWith", Value: "$name"}, {Key: "connectFromField", Value: "name"}, {Key: "connectToField", Value: "name"}, {Key: "as", Value: "g"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := len(log.sent("aggregate"))
+			var out []bson.M
+			err := products.Aggregate(asAcme, mongo.Pipeline{stage}, &out, folded)
+			assert.ErrorIs(t, err, events.ErrUnguardedQuery, "a case-insensitive collation over the tenant's $match")
+			for _, c := range log.sent("aggregate")[before:] {
+				if _, has := c.Lookup("collation").DocumentOK(); has {
+					t.Errorf("sent with a case-insensitive collation, under which tenant acme matches ACME: %s", c)
+				}
+			}
+		})
+	}
+}
