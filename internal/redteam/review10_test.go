@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/listeners/encryption"
 	"github.com/mgmevents/mgmevents/listeners/softdelete"
+	"github.com/mgmevents/mgmevents/listeners/tenancy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mongotest"
 	"github.com/mgmevents/mgmevents/repo"
@@ -212,4 +214,48 @@ func TestR10CollationWidensAReachingStage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestR10ReachFromAModelThePolicyDoesNotSee: a policy governs a
+// collection whatever model's pipeline reaches it, but only the models
+// whose events reach the policy are asked. Tenancy registered with
+// events.ForModel[*Account]() (which the docs offer: it then enforces its
+// tags for that model only, and repo.New of Account accepts it) never
+// sees an untagged model's Aggregate, and a repository made on another
+// bus, or on none (repo.New(nil): "no events"), has no policy at all: in
+// each case a $unionWith of the tenants' accounts, in the database where
+// they are governed, is sent unconfined.
+func TestR10ReachFromAModelThePolicyDoesNotSee(t *testing.T) {
+	var log wireLog
+	db := srv.Database(t, log.options())
+	bus := events.NewBus()
+	bus.Register(tenancy.New(), events.ForModel[*Account]())
+	bus.Register(softdelete.New())
+	accounts, err := repo.New[*Account](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	require.NoError(t, accounts.Insert(asGlobex, &Account{Name: "theirs"}))
+	products, err := repo.New[*Plain](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	unbussed, err := repo.New[*Product](nil, repo.WithDatabase(db))
+	require.NoError(t, err)
+	for name, run := range map[string]func(p mongo.Pipeline) error{
+		"tenancy for Account only": func(p mongo.Pipeline) error { var out []bson.M; return products.Aggregate(asAcme, p, &out) },
+		"a repository on no bus":   func(p mongo.Pipeline) error { var out []bson.M; return unbussed.Aggregate(asAcme, p, &out) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := len(log.sent("aggregate"))
+			err := run(mongo.Pipeline{{{Key: "$unionWith", Value: "accounts"}}})
+			for _, c := range log.sent("aggregate")[before:] {
+				if !strings.Contains(c.Lookup("pipeline").String(), `{"$match": {"tenant": "acme"}}`) {
+					t.Errorf("a $unionWith of every tenant's accounts was sent (%v): %s", err, c.Lookup("pipeline"))
+				}
+			}
+		})
+	}
+}
+
+// Product is an untagged model of its own collection.
+type Product struct {
+	mgm.DefaultModel `bson:",inline"`
+	Name             string `bson:"name"`
 }
