@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
@@ -258,4 +259,30 @@ func TestR10ReachFromAModelThePolicyDoesNotSee(t *testing.T) {
 type Product struct {
 	mgm.DefaultModel `bson:",inline"`
 	Name             string `bson:"name"`
+}
+
+// stagesValue is a pipeline that is not a slice: a value that encodes
+// itself as an array of stages, which the driver accepts.
+type stagesValue struct{ stages bson.A }
+
+func (s stagesValue) MarshalBSONValue() (bsontype.Type, []byte, error) {
+	return bson.MarshalValue(s.stages)
+}
+
+// TestR10PipelineValueCrashesCanon: with repo.WithRegistry, the repository
+// re-encodes a pipeline stage by stage; mql.IsPipeline says yes to any
+// value that encodes as an array, and canon then calls reflect's Len on
+// it: a struct pipeline (a bsoncodec.ValueMarshaler, which the driver
+// accepts as a pipeline) panics the caller's goroutine instead of being
+// judged or refused.
+func TestR10PipelineValueCrashesCanon(t *testing.T) {
+	db := srv.Database(t)
+	bus := events.NewBus()
+	bus.Register(softdelete.New())
+	products, err := repo.New[*Product](bus, repo.WithDatabase(db), repo.WithRegistry(model.Registry()))
+	require.NoError(t, err)
+	var out []bson.M
+	assert.NotPanics(t, func() {
+		_ = products.Aggregate(ctx, stagesValue{bson.A{bson.D{{Key: "$match", Value: bson.D{}}}}}, &out)
+	})
 }
