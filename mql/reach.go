@@ -197,6 +197,13 @@ func newReach(s bson.E, at string) (*Reach, error) {
 	if r.Coll == "" {
 		return nil, fmt.Errorf("%s names no collection: %w", s.Key, ErrBadDocument)
 	}
+	if i := r.index("db"); i >= 0 { // {$out: {db, coll}}: the database beside the collection
+		name, ok := d[i].Value.(string)
+		if !ok || r.DB != "" {
+			return nil, fmt.Errorf("%s names its database twice, or not by name: %w", s.Key, ErrBadDocument)
+		}
+		r.DB = name
+	}
 	return r, nil
 }
 

@@ -206,6 +206,9 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 		live := liveCondition(at)
 		if policy.Pipelined(e) { // stages that reach collections are confined above
 			e.Pipeline, err = mql.PrependMatch(e.Pipeline, policy.Stored(e, live))
+			if err == nil && e.Op == events.OpWatch {
+				e.Pipeline, err = mql.PrependMatch(e.Pipeline, withDocument)
+			}
 			return err
 		}
 		e.Filter = mql.And(e.Filter, live)
@@ -269,6 +272,9 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 		var ok bool
 		if policy.Pipelined(e) {
 			ok, err = mql.LeadingMatchRequires(e.Pipeline, policy.Stored(e, liveCondition(at)))
+			if ok && e.Op == events.OpWatch {
+				ok, err = mql.LeadingMatchRequires(e.Pipeline, withDocument)
+			}
 		} else {
 			ok, err = mql.Requires(e.Filter, liveCondition(at))
 		}
@@ -290,6 +296,12 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 	}
 	return nil
 }
+
+// withDocument matches the change events that carry the full document: a
+// live condition on "fullDocument." alone would match those that carry
+// none (a delete, an update without the full document), whose fields or
+// pre-image may be of a marked document.
+var withDocument = bson.E{Key: "fullDocument", Value: bson.D{{Key: "$type", Value: "object"}}}
 
 // liveCondition matches documents that are not marked: the field missing
 // or null, or holding the zero value of its type (a time.Time stored

@@ -17,6 +17,7 @@ import (
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // Errors of the Tenancy policy. An aggregate stage that reaches another
@@ -214,6 +215,8 @@ func (t *Tenancy) reaches(ctx context.Context, e *events.Event, final bool) erro
 			return bson.E{}, false, err
 		case r.Writes:
 			return bson.E{}, false, fmt.Errorf("%w: a pipeline may not write a collection of tenants' documents: its documents could name any tenant; write them through the collection's repository", events.ErrUnguardedQuery)
+		case !all && !simple(e.Collation):
+			return bson.E{}, false, fmt.Errorf("%w: collation %q could make the tenant match another tenant's in the stage; use the simple collation", events.ErrUnguardedQuery, e.Collation.Locale)
 		}
 		return bson.E{Key: f.BSON, Value: tenant}, !all, nil
 	})
@@ -320,7 +323,7 @@ func checkTenant(f *model.Field, what, have, tenant string, all bool) error {
 // tenant, that no collation can widen it, and that an upsert's filter asks
 // for no other tenant's document.
 func checkConfined(e *events.Event, field, tenant string) error {
-	if c := e.Collation; c != nil && c.Locale != "" && c.Locale != "simple" {
+	if c := e.Collation; !simple(c) {
 		return fmt.Errorf("%w: collation %q could make the tenant match another tenant's; use the simple collation", events.ErrUnguardedQuery, c.Locale)
 	}
 	cond := bson.E{Key: field, Value: tenant}
@@ -398,3 +401,7 @@ func checkTenantUpdate(update any, upsert bool, field, tenant string, all bool) 
 	}
 	return fmt.Errorf("%w: a listener removed the tenant from the upsert's $setOnInsert", ErrTenantMismatch)
 }
+
+// simple reports whether c compares strings by their bytes, as the tenant
+// condition needs.
+func simple(c *options.Collation) bool { return c == nil || c.Locale == "" || c.Locale == "simple" }
