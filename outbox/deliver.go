@@ -67,7 +67,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
-					{Key: path(partHold), Value: date(time.Now().Add(r.cfg.backoff(m.Attempt)))},
+					{Key: path(partHold), Value: date(r.now().Add(r.cfg.backoff(m.Attempt)))},
 				}
 				break
 			}
@@ -91,7 +91,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // the panic as its error. The caller has counted the publish in
 // r.running (see startPublish); publish uncounts it when Publish returns.
 func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
-	ctx, cancel := context.WithDeadline(ctx, until)
+	ctx, cancel := r.withDeadline(ctx, until)
 	defer cancel()
 	done := make(chan error, 1)
 	var state atomic.Int32 // waited for, returned, or abandoned

@@ -41,7 +41,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	}
 	defer release()
 	for {
-		now := time.Now()
+		now := r.now()
 		filter := bson.D{
 			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
 			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
@@ -90,7 +90,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			worked++
 			// What was published is removed while the lease holds, so
 			// that no other relay publishes it again.
-			if err != nil || len(outs) >= ferretBulk || time.Until(first) < r.cfg.lease/6 {
+			if err != nil || len(outs) >= ferretBulk || first.Sub(r.now()) < r.cfg.lease/6 {
 				rerr := r.remove(ctx, coll, outs, atomic)
 				outs = nil
 				if err = errors.Join(err, rerr); err != nil {

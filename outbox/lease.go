@@ -76,17 +76,18 @@ type leaseDoc struct {
 type held struct{ from, to int64 }
 
 type leases struct {
-	coll *mongo.Collection
-	by   string
-	d    time.Duration
+	coll  *mongo.Collection
+	by    string
+	d     time.Duration
+	clock Clock
 
 	mu        sync.Mutex
 	held      map[string]held
 	lastPrune time.Time
 }
 
-func newLeases(coll *mongo.Collection, by string, d time.Duration) *leases {
-	return &leases{coll: coll, by: by, d: d, held: map[string]held{}}
+func newLeases(coll *mongo.Collection, by string, d time.Duration, clock Clock) *leases {
+	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}}
 }
 
 func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }
@@ -120,14 +121,14 @@ func (l *leases) valid(key string) bool {
 	l.mu.Lock()
 	h, ok := l.held[key]
 	l.mu.Unlock()
-	now := time.Now()
+	now := l.clock.Now()
 	return ok && l.holds(h, now, l.slot(now))
 }
 
 // claim claims keys for the current slot, and the next one in the last two
 // thirds of the current; it returns those the relay holds now.
 func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, error) {
-	now := time.Now()
+	now := l.clock.Now()
 	s := l.slot(now)
 	late := now.After(l.end(s).Add(-2 * l.d / 3))
 	type want struct {
@@ -195,7 +196,7 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 // relay's and others' lease documents of slots long past, which no relay
 // inserts again.
 func (l *leases) prune(ctx context.Context) {
-	now := time.Now()
+	now := l.clock.Now()
 	s := l.slot(now)
 	l.mu.Lock()
 	for k, h := range l.held {
