@@ -31,7 +31,8 @@ type outcome struct {
 // emptied reports whether the relay did all the work it read.
 func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o.read) }
 
-// deliver publishes d's events in order while the lease holds.
+// deliver publishes d's events in order while the lease holds, renewing
+// it as it nears its end.
 func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (out outcome, err error) {
 	b := d.Box
 	out = outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
@@ -39,8 +40,16 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 	defer func() { r.delivered.Add(int64(len(out.delivered))) }() // on every way out
 	base := d.base + b.Count - int64(len(b.Queue))
 	for i, evID := range b.Queue {
-		if !r.leases.valid(d.key) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
+		}
+		if !r.leases.valid(d.key) { // a long queue: renew the lease, if it still holds
+			if _, err := r.leases.renew(ctx, []string{d.key}); err != nil {
+				return out, err
+			}
+			if !r.leases.valid(d.key) {
+				break
+			}
 		}
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),

@@ -490,3 +490,40 @@ func TestRelayCountsPending(t *testing.T) {
 	assert.Zero(t, st.Pending)
 	assert.True(t, st.Oldest.IsZero())
 }
+
+// TestRelayKeepsItsLeasesWhileItWorks: a batch whose delivery outlasts the
+// lease (each publish takes an eighth of it, twenty documents) is
+// delivered by one Drain, the relay renewing its leases as they near their
+// end, and a second relay sharing the backlog meanwhile takes none of
+// them.
+func TestRelayKeepsItsLeasesWhileItWorks(t *testing.T) {
+	strategies(t, relayKeepsItsLeasesWhileItWorks)
+}
+
+func relayKeepsItsLeasesWhileItWorks(t *testing.T) {
+	c := fakeclock.New(time.Now())
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	const docs = 20
+	for i := range docs {
+		o := &order{Status: "placed"}
+		o.Record("order.placed", placed{N: i})
+		require.NoError(t, orders.Insert(ctx, o))
+	}
+	lease := 8 * time.Second
+	other := &recorder{}
+	b := newRelay(t, db, other, outbox.WithLease(lease), outbox.WithRelayClock(c))
+	var tried []int
+	slow := &recorder{fail: func(outbox.Message) error {
+		c.Advance(lease / 8)
+		n, err := b.Drain(ctx) // the other relay, at every publish
+		tried = append(tried, n)
+		return err
+	}}
+	a := newRelay(t, db, slow, outbox.WithLease(lease), outbox.WithRelayClock(c))
+	n, err := a.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, docs, n, "one Drain delivers the batch, over %v of a %v lease", docs*lease/8, lease)
+	assert.Len(t, slow.take(), docs)
+	assert.Empty(t, other.take(), "the other relay took nothing the first held: %v", tried)
+	assert.Zero(t, a.Stats().Failed)
+}
