@@ -201,7 +201,7 @@ func benchRelay(env *benchEnv) ([]figure, error) {
 			rel.perSec(), n, raw.perSec(), sp), "≥ 1.0"},
 		{"relay_floor_ratio", floor, fci, fmt.Sprintf("the relay's raw floor, a read and an update by _id per document done with the driver (%.0f/s), ÷ raw InsertOne (%.0f/s); %s: the bound relay_ratio has on this server",
 			upd.perSec(), raw.perSec(), fsp), "reported"},
-		{"relay_floor_share", share, sci, fmt.Sprintf("one relay's %.0f events/s ÷ its raw floor's %.0f/s (relay_floor_ratio); %s",
+		{"relay_to_floor_ratio", share, sci, fmt.Sprintf("one relay's %.0f events/s ÷ its raw floor's %.0f/s (relay_floor_ratio); %s",
 			rel.perSec(), upd.perSec(), ssp), "≥ 0.90"},
 	}, nil
 }
