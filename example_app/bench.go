@@ -109,6 +109,7 @@ var phases = []phase{
 	{"outbox insert", benchOutboxInsert},
 	{"relay", benchRelay},
 	{"relay lag", benchLag},
+	{"relay scale", benchRelayScale},
 	{"allocator and bus", benchMicro},
 }
 
@@ -122,6 +123,7 @@ type phase struct {
 // the demo's users and their raw twin collection.
 type benchEnv struct {
 	ctx      context.Context
+	uri      string // the server's, for clients of the phases' own
 	c        benchConfig
 	progress *progress
 	db       *mongo.Database
@@ -186,7 +188,7 @@ func bench(ctx context.Context, p *progress, uri, dbName string, c benchConfig) 
 		return nil, err
 	}
 	defer one.Disconnect(ctx)
-	env := &benchEnv{ctx: ctx, c: c, progress: p, db: db, outboxDB: one.Database(db.Name()), bus: events.NewBus()}
+	env := &benchEnv{ctx: ctx, uri: uri, c: c, progress: p, db: db, outboxDB: one.Database(db.Name()), bus: events.NewBus()}
 	if env.keys, err = autokeys.New(db); err != nil {
 		return nil, err
 	}

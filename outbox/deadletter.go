@@ -13,7 +13,7 @@ import (
 // message's ID, so burying it twice stores it once.
 func (r *Relay) bury(ctx context.Context, m Message, cause error) error {
 	_, err := r.db.Collection(DeadLetters).InsertOne(ctx, deadLetter{ID: m.ID, Type: m.Type, Source: m.Source, Subject: m.Subject, Tenant: m.Tenant,
-		Seq: m.Seq, Time: m.Time, Data: m.Data, Attempts: m.Attempt, Error: cause.Error(), At: time.Now()})
+		Seq: m.Seq, Time: m.Time, Data: m.Data, Attempts: m.Attempt, Error: cause.Error(), At: r.now()})
 	if err != nil && !mongo.IsDuplicateKeyError(err) {
 		return fmt.Errorf("moving message %s to %s: %w", m.ID, DeadLetters, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,11 +79,11 @@ func writerAndRelay(t *testing.T, db *mongo.Database) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(5 * time.Second)
+	// The relay has removed what it published once the queue is empty.
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) && queueLen(t, db, o.ID) > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
 	cancel()
 	<-done
 	got := map[string]bool{}
@@ -126,23 +127,27 @@ func TestHeldStaleSaveBringsNothingBack(t *testing.T) {
 	assert.Equal(t, []string{"e1", "e2"}, types)
 }
 
-// TestHeldExpiredRelayCannotRemoveOthersWork: relay A publishes e1, then
-// pauses past its lease before its removal write; B takes the document
-// over and a writer adds e2 meanwhile; A's late removal takes nothing but
-// e1, and e2 is still delivered (e1 twice: in flight when A paused).
+// TestHeldExpiredRelayCannotRemoveOthersWork: relay A is stuck publishing
+// e1 past its lease, and gives up on it; a writer adds e2 and e3 while B
+// holds the document and A's publish still runs; when it returns, A takes
+// nothing away, and B delivers e1, e2 and e3 in order.
 func TestHeldExpiredRelayCannotRemoveOthersWork(t *testing.T) {
-	orders, db := defendSetup(t)
+	c := fakeclock.New(time.Now())
+	orders, db := defendSetup(t, outbox.WithClock(c.Now))
 	o := &order{Status: "placed"}
 	o.Record("e1", nil)
 	require.NoError(t, orders.Insert(ctx, o))
-	gate := make(chan struct{})
-	pa := &pub{hook: func(outbox.Message) { <-gate }}
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	pa := &pub{hook: func(outbox.Message) { entered <- struct{}{}; <-gate }}
 	pb := &pub{}
-	a := relay(t, db, pa, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond))
-	b := relay(t, db, pb, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond))
+	lease := 300 * time.Millisecond
+	a := relay(t, db, pa, outbox.WithCollections("orders"), outbox.WithLease(lease), outbox.WithRelayClock(c))
+	b := relay(t, db, pb, outbox.WithCollections("orders"), outbox.WithLease(lease), outbox.WithRelayClock(c))
 	adone := make(chan struct{})
 	go func() { defer close(adone); _, _ = a.Drain(ctx) }()
-	time.Sleep(700 * time.Millisecond) // A's lease is over; A is stuck in Publish(e1)
+	waitClosed(t, entered, "A publishes e1")
+	c.Advance(700 * time.Millisecond) // A's lease is over; A gives up on Publish(e1), which is stuck
+	waitClosed(t, adone, "A's Drain returns")
 	o.Record("e2", nil)
 	require.NoError(t, orders.Save(ctx, o))
 	_, err := b.Drain(ctx)
@@ -150,8 +155,8 @@ func TestHeldExpiredRelayCannotRemoveOthersWork(t *testing.T) {
 	o.Record("e3", nil)
 	require.NoError(t, orders.Save(ctx, o))
 	close(gate)
-	<-adone
-	time.Sleep(700 * time.Millisecond)
+	require.Eventually(t, func() bool { return a.Stats().Hung == 0 }, time.Minute, time.Millisecond, "A's publish returns")
+	c.Advance(2 * time.Second) // the backoff of A's failed attempt is over
 	_, err = b.Drain(ctx)
 	require.NoError(t, err)
 	var types []string

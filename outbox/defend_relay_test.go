@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
@@ -90,41 +91,51 @@ func TestDefendConcurrentDrainsOfOneRelayDuplicate(t *testing.T) {
 	assert.Len(t, msgs, 2, "e1 and e2 published once each: %v", msgs)
 }
 
-// TestDefendHungPublishBlocksOtherDocuments: Publish gets no deadline, so a
-// publish that hangs on one document's message (a broker stuck on one
-// subject) holds the relay past its lease and every other document waits:
-// head-of-line blocking across documents, and publishing after the lease
-// ended.
+// TestDefendHungPublishBlocksOtherDocuments: a publish that hangs on one
+// document's message (a broker stuck on one subject) would hold the relay
+// past its lease, and every other document would wait: head-of-line
+// blocking across documents, and publishing after the lease ended. The
+// relay gives up on it at its lease's end, and y's event follows.
 func TestDefendHungPublishBlocksOtherDocuments(t *testing.T) {
-	orders, db := defendSetup(t)
+	c := fakeclock.New(time.Now())
+	orders, db := defendSetup(t, outbox.WithClock(c.Now))
 	x := &order{Status: "x"}
 	x.Record("x.1", nil)
 	require.NoError(t, orders.Insert(ctx, x))
-	time.Sleep(5 * time.Millisecond) // x is due first
+	c.Advance(time.Millisecond) // x is due first
 	y := &order{Status: "y"}
 	y.Record("y.1", nil)
 	require.NoError(t, orders.Insert(ctx, y))
 	hang := make(chan struct{})
 	defer close(hang)
-	ydone := make(chan struct{})
+	xin, ydone := make(chan struct{}, 1), make(chan struct{})
 	p := &pub{hook: func(m outbox.Message) {
 		if m.Type == "x.1" {
+			select {
+			case xin <- struct{}{}:
+			default:
+			}
 			<-hang
 		}
 		if m.Type == "y.1" {
 			close(ydone)
 		}
 	}}
-	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(500*time.Millisecond),
-		outbox.WithPollInterval(20*time.Millisecond))
+	lease := 500 * time.Millisecond
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(lease),
+		outbox.WithPollInterval(20*time.Millisecond), outbox.WithRelayClock(c))
 	rctx, cancel := contextWithCancel()
 	defer cancel()
 	go func() { _ = r.Run(rctx) }()
+	waitClosed(t, xin, "x's publish starts, and hangs")
 	select {
 	case <-ydone:
-	case <-time.After(3 * time.Second):
-		t.Errorf("y's event waited 3s (six leases) behind x's hung publish")
+		t.Fatal("y's event went first")
+	default:
 	}
+	defer c.Drive()() // time passes as the relay waits: x's lease ends, Run polls
+	waitClosed(t, ydone, "y's event follows once x's lease is over")
+	assert.NotZero(t, r.Stats().Hung, "x's publish was given up on")
 }
 
 // TestDefendLeasesOfRelaysWithOtherLeaseLengths: a lease's _id names a
@@ -202,14 +213,17 @@ func TestHungPublishesAreBounded(t *testing.T) {
 			<-hang // ignores its context
 		}
 	}}
+	c := fakeclock.New(time.Now())
 	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
-		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2))
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithRelayClock(c))
 	// A Drain abandons a publish at the end of its lease's slot, and the
 	// document's other events wait for a later slot.
+	stop := c.Drive()
 	var err error
 	for i := 0; i < 20 && err == nil; i++ {
 		_, err = r.Drain(ctx)
 	}
+	stop()
 	require.ErrorIs(t, err, outbox.ErrPublishHung)
 	assert.ErrorContains(t, err, "Publish must return when its context ends")
 	assert.Equal(t, int64(2), r.Stats().Hung, "two publishes abandoned, and no third started")
@@ -226,7 +240,7 @@ func TestHungPublishesAreBounded(t *testing.T) {
 		if n += d; n == 4 {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		c.Advance(20 * time.Millisecond)
 	}
 	assert.Equal(t, 4, n, "every event is delivered once the publishes return")
 }
@@ -246,14 +260,17 @@ func TestHungBoundAcrossDrains(t *testing.T) {
 		<-hang // ignores its context
 		running.Add(-1)
 	}}
+	c := fakeclock.New(time.Now())
 	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(600*time.Millisecond),
-		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(1), outbox.WithBatch(1))
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(1), outbox.WithBatch(1), outbox.WithRelayClock(c))
+	stop := c.Drive()
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Add(1)
 		go func() { defer wg.Done(); _, _ = r.Drain(ctx) }()
 	}
 	wg.Wait()
+	stop()
 	st := r.Stats()
 	close(hang)
 	assert.LessOrEqual(t, st.Hung, int64(1), "abandoned publishes still running")
@@ -282,12 +299,16 @@ func TestHungBoundThenAllArrive(t *testing.T) {
 			<-hang
 		}
 	}}
+	c := fakeclock.New(time.Now())
 	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
-		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithMaxAttempts(50))
+		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithMaxAttempts(50),
+		outbox.WithRelayClock(c))
+	stop := c.Drive()
 	var err error
 	for i := 0; i < 30 && err == nil; i++ {
 		_, err = r.Drain(ctx)
 	}
+	stop()
 	require.ErrorIs(t, err, outbox.ErrPublishHung)
 	close(hang)
 	require.Eventually(t, func() bool { return r.Stats().Hung == 0 }, 5*time.Second, 10*time.Millisecond)
@@ -299,7 +320,7 @@ func TestHungBoundThenAllArrive(t *testing.T) {
 		if n == 0 {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		c.Advance(20 * time.Millisecond)
 	}
 	assert.Zero(t, r.Stats().DeadLettered)
 	got := map[string]bool{}

@@ -31,7 +31,8 @@ type outcome struct {
 // emptied reports whether the relay did all the work it read.
 func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o.read) }
 
-// deliver publishes d's events in order while the lease holds.
+// deliver publishes d's events in order while the lease holds, renewing
+// it as it nears its end.
 func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (out outcome, err error) {
 	b := d.Box
 	out = outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
@@ -39,8 +40,16 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 	defer func() { r.delivered.Add(int64(len(out.delivered))) }() // on every way out
 	base := d.base + b.Count - int64(len(b.Queue))
 	for i, evID := range b.Queue {
-		if !r.leases.valid(d.key) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
+		}
+		if !r.leases.valid(d.key) { // a long queue: renew the lease, if it still holds
+			if _, err := r.leases.renew(ctx, []string{d.key}); err != nil {
+				return out, err
+			}
+			if !r.leases.valid(d.key) {
+				break
+			}
 		}
 		ev, ok := b.Events[evID]
 		m := Message{ID: evID, Type: ev.Type, Source: coll.Name(), Subject: subject(d.ID), Tenant: tenant(d.raw, b.Tenant),
@@ -67,7 +76,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
-					{Key: path(partHold), Value: date(time.Now().Add(r.cfg.backoff(m.Attempt)))},
+					{Key: path(partHold), Value: date(r.now().Add(r.cfg.backoff(m.Attempt)))},
 				}
 				break
 			}
@@ -91,7 +100,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 // the panic as its error. The caller has counted the publish in
 // r.running (see startPublish); publish uncounts it when Publish returns.
 func (r *Relay) publish(ctx context.Context, m Message, until time.Time) error {
-	ctx, cancel := context.WithDeadline(ctx, until)
+	ctx, cancel := r.withDeadline(ctx, until)
 	defer cancel()
 	done := make(chan error, 1)
 	var state atomic.Int32 // waited for, returned, or abandoned

@@ -41,7 +41,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	}
 	defer release()
 	for {
-		now := time.Now()
+		now := r.now()
 		filter := bson.D{
 			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
 			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
@@ -64,41 +64,9 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		if err := r.bases(ctx, docs, mine); err != nil {
 			return total, err
 		}
-		var outs []outcome
-		var first time.Time // when the relay stops publishing the first document in outs
-		worked := 0
-		for _, d := range docs {
-			if mine[d.key] {
-				if _, other := r.busy.LoadOrStore(d.key, struct{}{}); other {
-					mine[d.key] = false // another Drain of this relay works on it
-				} else {
-					held = append(held, d.key)
-				}
-			}
-			if !mine[d.key] {
-				if len(others) < maxOthers {
-					others = append(others, d.ID)
-				}
-				continue
-			}
-			out, err := r.deliver(ctx, coll, d)
-			total += len(out.delivered)
-			if len(outs) == 0 {
-				first = r.leases.until(d.key)
-			}
-			outs = append(outs, out)
-			worked++
-			// What was published is removed while the lease holds, so
-			// that no other relay publishes it again.
-			if err != nil || len(outs) >= ferretBulk || time.Until(first) < r.cfg.lease/6 {
-				rerr := r.remove(ctx, coll, outs, atomic)
-				outs = nil
-				if err = errors.Join(err, rerr); err != nil {
-					return total, err
-				}
-			}
-		}
-		if err := r.remove(ctx, coll, outs, atomic); err != nil {
+		worked, n, err := r.work(ctx, coll, docs, mine, atomic, &held, &others)
+		total += n
+		if err != nil {
 			return total, err
 		}
 		release()
@@ -108,6 +76,77 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			return total, nil
 		}
 	}
+}
+
+// work delivers the documents of docs the relay holds (mine) and no
+// other Drain of it works on, adding them to held, and the others to
+// others; it returns how many documents it worked on and how many
+// messages it delivered. Before each document, it renews the leases of
+// those it still has to work on once they near their end (see renew), so
+// that a relay keeps what it claimed while it works through the batch; a
+// document whose lease lapsed is left for a later read. What was
+// published is removed while the lease holds, so that no other relay
+// publishes it again: on a server with atomic filtered writes in bulk
+// writes of a few documents, elsewhere document by document (see settle).
+func (r *Relay) work(ctx context.Context, coll *mongo.Collection, docs []pendingDoc, mine map[string]bool, atomic bool, held *[]string, others *bson.A) (worked, total int, err error) {
+	var outs []outcome
+	var first time.Time // when the relay stops publishing the first document in outs
+	for i, d := range docs {
+		if mine[d.key] {
+			if _, other := r.busy.LoadOrStore(d.key, struct{}{}); other {
+				mine[d.key] = false // another Drain of this relay works on it
+			} else {
+				*held = append(*held, d.key)
+			}
+		}
+		if !mine[d.key] {
+			if len(*others) < maxOthers {
+				*others = append(*others, d.ID)
+			}
+			continue
+		}
+		if !r.leases.valid(d.key) {
+			if err := r.renew(ctx, docs[i:], mine); err != nil {
+				return worked, total, errors.Join(err, r.remove(ctx, coll, outs, atomic))
+			}
+			if !r.leases.valid(d.key) {
+				continue // lapsed: what was read of it may be stale
+			}
+		}
+		out, err := r.deliver(ctx, coll, d)
+		total += len(out.delivered)
+		worked++
+		if !atomic {
+			if serr := r.settle(ctx, coll, out); errors.Join(err, serr) != nil {
+				return worked, total, errors.Join(err, serr)
+			}
+			continue
+		}
+		if len(outs) == 0 {
+			first = r.leases.until(d.key)
+		}
+		outs = append(outs, out)
+		if err != nil || len(outs) >= ferretBulk || first.Sub(r.now()) < r.cfg.lease/6 {
+			rerr := r.remove(ctx, coll, outs, atomic)
+			outs = nil
+			if err = errors.Join(err, rerr); err != nil {
+				return worked, total, err
+			}
+		}
+	}
+	return worked, total, r.remove(ctx, coll, outs, atomic)
+}
+
+// renew renews the leases of the documents of docs the relay holds.
+func (r *Relay) renew(ctx context.Context, docs []pendingDoc, mine map[string]bool) error {
+	var keys []string
+	for _, d := range docs {
+		if mine[d.key] {
+			keys = append(keys, d.key)
+		}
+	}
+	_, err := r.leases.renew(ctx, keys)
+	return err
 }
 
 // maxOthers is how many documents held by other relays one Drain skips.

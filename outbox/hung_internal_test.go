@@ -18,7 +18,7 @@ func (ctxPub) Publish(ctx context.Context, _ Message) error { <-ctx.Done(); retu
 // wins, Stats().Hung and the running count never go below zero, and both
 // are back at zero once every Publish returned.
 func TestHungNeverNegative(t *testing.T) {
-	r := &Relay{pub: ctxPub{}, cfg: relayConfig{maxHung: MaxHungPublishes}}
+	r := &Relay{pub: ctxPub{}, cfg: relayConfig{maxHung: MaxHungPublishes, clock: systemClock{}}}
 	var low atomic.Int64
 	stop := make(chan struct{})
 	watched := make(chan struct{})

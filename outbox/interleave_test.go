@@ -13,11 +13,12 @@ import (
 )
 
 // TestRemovalKeepsWhatAWriterAddsMeanwhile: a writer saves the document
-// with a new event right after the relay's last read of it and before the
-// relay's removal of what it delivered (on FerretDB the relay reads each
-// queue again by _id and then writes by _id; the writer's command lands in
-// between, each on one connection). The removal takes only the delivered
-// event, and the new one is delivered by the next Drain.
+// with a new event after the relay's read of it and just before the
+// relay's removal of what it delivered (on FerretDB the removal is one
+// findAndModify by _id, on MongoDB a conditional update; the writer's
+// command lands before it, each on one connection). The removal takes
+// only the delivered event, the document stays due, and the new event is
+// delivered by the next Drain.
 func TestRemovalKeepsWhatAWriterAddsMeanwhile(t *testing.T) {
 	orders, db := setup(t, nil)
 	o := &order{Status: "placed"}
@@ -26,8 +27,9 @@ func TestRemovalKeepsWhatAWriterAddsMeanwhile(t *testing.T) {
 
 	var armed, wrote atomic.Bool
 	var werr error
-	mon := &event.CommandMonitor{Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) {
-		if e.CommandName == "find" && armed.CompareAndSwap(true, false) {
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		removal := e.CommandName == "findAndModify" || e.CommandName == "update"
+		if removal && armed.CompareAndSwap(true, false) {
 			o.Status = "paid"
 			o.Record("e2", nil)
 			werr = orders.Save(ctx, o) // on the writer's own client
@@ -39,7 +41,7 @@ func TestRemovalKeepsWhatAWriterAddsMeanwhile(t *testing.T) {
 	defer client.Disconnect(ctx)
 	p := &recorder{fail: func(m outbox.Message) error {
 		if m.Type == "e1" {
-			armed.Store(true) // the next read is the relay's, after publishing e1
+			armed.Store(true) // the relay's next write is its removal of e1
 		}
 		return nil
 	}}
@@ -53,7 +55,7 @@ func TestRemovalKeepsWhatAWriterAddsMeanwhile(t *testing.T) {
 	for _, m := range p.take() {
 		types = append(types, m.Type)
 	}
-	t.Logf("the writer saved between the relay's read and its removal: %v", wrote.Load())
+	require.True(t, wrote.Load(), "the writer saved between the relay's read and its removal")
 	assert.Equal(t, []string{"e1", "e2"}, types, "e2, saved meanwhile, is delivered")
 	assert.Empty(t, read(t, db, o.ID).Box.Queue)
 }

@@ -21,8 +21,9 @@ import (
 // inserter the document for that slot, on every server, since only the
 // unique index decides. Nothing is ever updated, so FerretDB's non-atomic
 // updates do not matter, and an expired lease needs no takeover: the next
-// slot is a new _id. A relay claims the next slot too once a third of the
-// current one is over, so that it keeps documents it is still working on;
+// slot is a new _id. The holder of a slot claims the next one too once a
+// third of it is over (see claim, renew), so that it keeps documents it is
+// still working on;
 // it starts a publish only until half the lease before its last slot ends
 // (see margin), stops publishing a third of the lease before, and removes
 // what it published before the slot ends (see spare). A relay that claims
@@ -76,17 +77,18 @@ type leaseDoc struct {
 type held struct{ from, to int64 }
 
 type leases struct {
-	coll *mongo.Collection
-	by   string
-	d    time.Duration
+	coll  *mongo.Collection
+	by    string
+	d     time.Duration
+	clock Clock
 
 	mu        sync.Mutex
 	held      map[string]held
 	lastPrune time.Time
 }
 
-func newLeases(coll *mongo.Collection, by string, d time.Duration) *leases {
-	return &leases{coll: coll, by: by, d: d, held: map[string]held{}}
+func newLeases(coll *mongo.Collection, by string, d time.Duration, clock Clock) *leases {
+	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}}
 }
 
 func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }
@@ -120,52 +122,83 @@ func (l *leases) valid(key string) bool {
 	l.mu.Lock()
 	h, ok := l.held[key]
 	l.mu.Unlock()
-	now := time.Now()
+	now := l.clock.Now()
 	return ok && l.holds(h, now, l.slot(now))
 }
 
-// claim claims keys for the current slot, and the next one in the last two
-// thirds of the current; it returns those the relay holds now.
+// claim claims keys for the current slot and, in its last two thirds,
+// the next slot of those it then holds; it returns those the relay holds
+// now. Only the holder of a document's current slot claims its next one,
+// so that no relay takes the next slot of a document another works on,
+// which would end the other's work there.
 func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, error) {
-	now := time.Now()
+	now := l.clock.Now()
 	s := l.slot(now)
-	late := now.After(l.end(s).Add(-2 * l.d / 3))
-	type want struct {
-		key  string
-		slot int64
-	}
 	var wants []want
 	l.mu.Lock()
 	for _, k := range keys {
-		h, ok := l.held[k]
-		if !ok || h.to < s {
+		if h, ok := l.held[k]; !ok || h.to < s {
 			wants = append(wants, want{k, s})
-		}
-		if late && (!ok || h.to < s+1) {
-			wants = append(wants, want{k, s + 1})
 		}
 	}
 	l.mu.Unlock()
-	got := make([]bool, len(wants))
-	if len(wants) > 0 {
-		docs := make([]any, len(wants))
-		for i, w := range wants {
-			docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: date(l.end(w.slot))}
-			got[i] = true
-		}
-		_, err := l.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-		var bwe mongo.BulkWriteException
-		switch {
-		case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
-			for _, we := range bwe.WriteErrors {
-				if !mongo.IsDuplicateKeyError(we) {
-					return nil, fmt.Errorf("claiming leases: %w", err)
-				}
-				got[we.Index] = false
+	if err := l.insert(ctx, wants); err != nil {
+		return nil, err
+	}
+	if now.After(l.end(s).Add(-2 * l.d / 3)) {
+		wants = wants[:0]
+		l.mu.Lock()
+		for _, k := range keys {
+			if h, ok := l.held[k]; ok && h.to == s {
+				wants = append(wants, want{k, s + 1})
 			}
-		case err != nil:
-			return nil, fmt.Errorf("claiming leases: %w", err)
 		}
+		l.mu.Unlock()
+		if err := l.insert(ctx, wants); err != nil {
+			return nil, err
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]bool{}
+	for _, k := range keys {
+		if h, ok := l.held[k]; ok && l.holds(h, now, s) {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// want is a slot of a document a relay claims.
+type want struct {
+	key  string
+	slot int64
+}
+
+// insert inserts the leases of wants in one write, and records those the
+// relay got (the others are held by other relays).
+func (l *leases) insert(ctx context.Context, wants []want) error {
+	if len(wants) == 0 {
+		return nil
+	}
+	got := make([]bool, len(wants))
+	docs := make([]any, len(wants))
+	for i, w := range wants {
+		docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: date(l.end(w.slot))}
+		got[i] = true
+	}
+	_, err := l.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	var bwe mongo.BulkWriteException
+	switch {
+	case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
+		for _, we := range bwe.WriteErrors {
+			if !mongo.IsDuplicateKeyError(we) {
+				return fmt.Errorf("claiming leases: %w", err)
+			}
+			got[we.Index] = false
+		}
+	case err != nil:
+		return fmt.Errorf("claiming leases: %w", err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -182,20 +215,37 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 		}
 		l.held[w.key] = h
 	}
-	out := map[string]bool{}
+	return nil
+}
+
+// renew claims the next slot of those of keys the relay holds now, so
+// that it keeps them while it works: once a third of the current slot is
+// over, claim asks for the next one (one write for all of them). A key
+// whose lease has lapsed is not claimed again here: another relay may
+// have worked on its document meanwhile, so what the relay read of it is
+// stale; a later read claims it afresh. It reports whether the relay may
+// start a publish for each key now.
+func (l *leases) renew(ctx context.Context, keys []string) (map[string]bool, error) {
+	s := l.slot(l.clock.Now())
+	l.mu.Lock()
+	var held []string
 	for _, k := range keys {
-		if h, ok := l.held[k]; ok && l.holds(h, now, s) {
-			out[k] = true
+		if h, ok := l.held[k]; ok && h.to >= s {
+			held = append(held, k)
 		}
 	}
-	return out, nil
+	l.mu.Unlock()
+	if len(held) == 0 {
+		return map[string]bool{}, nil
+	}
+	return l.claim(ctx, held)
 }
 
 // prune forgets expired leases and, once per lease duration, deletes the
 // relay's and others' lease documents of slots long past, which no relay
 // inserts again.
 func (l *leases) prune(ctx context.Context) {
-	now := time.Now()
+	now := l.clock.Now()
 	s := l.slot(now)
 	l.mu.Lock()
 	for k, h := range l.held {

@@ -15,7 +15,7 @@ import (
 // which holds the millisecond it was recorded, so the smallest ID is the
 // oldest event. A count that fails keeps the last one.
 func (r *Relay) countPending(ctx context.Context, colls []string) {
-	now := time.Now().UnixNano()
+	now := r.now().UnixNano()
 	last := r.lastPending.Load()
 	if last != 0 && now-last < int64(r.cfg.countEvery) || !r.lastPending.CompareAndSwap(last, now) {
 		return // counted lately, or another Drain of this relay counts now

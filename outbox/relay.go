@@ -48,6 +48,7 @@ type relayConfig struct {
 	atomic      *bool         // set by tests: how the server applies filtered writes
 	maxHung     int64         // publishes running at once, hung ones included, before the relay starts no more
 	countEvery  time.Duration // how often at most a Drain counts the pending events; tests shorten it
+	clock       Clock
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -155,7 +156,7 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 	if db == nil || p == nil {
 		return nil, fmt.Errorf("%w: NewRelay needs a database and a publisher", ErrInvalidRelay)
 	}
-	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes, countEvery: 10 * time.Second}
+	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes, countEvery: 10 * time.Second, clock: systemClock{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -172,9 +173,11 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 		return nil, fmt.Errorf("%w: WithBatch(%d): want ≥ 1", ErrInvalidRelay, c.batch)
 	case c.logger == nil:
 		return nil, fmt.Errorf("%w: WithLogger(nil)", ErrInvalidRelay)
+	case c.clock == nil:
+		return nil, fmt.Errorf("%w: WithRelayClock(nil)", ErrInvalidRelay)
 	}
 	id := uuid.NewString()
-	return &Relay{db: db, pub: p, cfg: c, id: id, leases: newLeases(db.Collection(Leases), id, c.lease)}, nil
+	return &Relay{db: db, pub: p, cfg: c, id: id, leases: newLeases(db.Collection(Leases), id, c.lease, c.clock)}, nil
 }
 
 // Stats are a relay's counts since it was created.
@@ -189,10 +192,12 @@ type Stats struct {
 	// serves held when it last counted them, at Counted, and Oldest when
 	// the oldest of them was recorded (zero when none). A Drain counts
 	// them after its deliveries, at most every ten seconds; Counted is
-	// zero until then.
-	Pending int64
-	Oldest  time.Time
-	Counted time.Time
+	// zero until then. OldestAge is how long ago, by the relay's clock
+	// (WithRelayClock) when Stats was called, Oldest was (zero when none).
+	Pending   int64
+	Oldest    time.Time
+	OldestAge time.Duration
+	Counted   time.Time
 }
 
 // Stats returns the relay's counts.
@@ -201,6 +206,7 @@ func (r *Relay) Stats() Stats {
 		DeadLetters: r.deadTotal.Load(), Removed: r.removed.Load(), Hung: r.hung.Load(), Pending: r.pending.Load()}
 	if ms := r.oldest.Load(); ms != 0 {
 		s.Oldest = time.UnixMilli(ms).UTC()
+		s.OldestAge = max(r.now().Sub(s.Oldest), 0)
 	}
 	if ns := r.counted.Load(); ns != 0 {
 		s.Counted = time.Unix(0, ns).UTC()
@@ -223,10 +229,8 @@ func (r *Relay) Run(ctx context.Context) error {
 		if n > 0 && err == nil {
 			continue
 		}
-		select {
-		case <-ctx.Done():
+		if !r.sleep(ctx, r.cfg.poll) {
 			return nil
-		case <-time.After(r.cfg.poll):
 		}
 	}
 }
@@ -307,7 +311,7 @@ func (r *Relay) index(ctx context.Context, coll *mongo.Collection) error {
 // countDead counts DeadLetters at most every ten seconds, or now when
 // force, and logs when it grew.
 func (r *Relay) countDead(ctx context.Context, force bool) {
-	now := time.Now().UnixNano()
+	now := r.now().UnixNano()
 	if last := r.lastCount.Load(); !force && now-last < int64(10*time.Second) {
 		return
 	}

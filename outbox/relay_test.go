@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -187,11 +188,13 @@ func deleteWithPendingEvents(t *testing.T) {
 }
 
 // TestRetriesKeepTheOrder: a failing message holds back its document's
-// later events, retried with backoff, while other documents flow.
+// later events, retried once its backoff is over, while other documents
+// flow.
 func TestRetriesKeepTheOrder(t *testing.T) { strategies(t, retriesKeepTheOrder) }
 
 func retriesKeepTheOrder(t *testing.T) {
-	orders, db := setup(t, nil)
+	c := fakeclock.New(time.Now())
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
 	stuck := &order{Status: "stuck"}
 	stuck.Record("first", nil)
 	stuck.Record("second", nil)
@@ -208,24 +211,27 @@ func retriesKeepTheOrder(t *testing.T) {
 		}
 		return nil
 	}}
-	relay := newRelay(t, db, p, outbox.WithBackoff(func(int) time.Duration { return 20 * time.Millisecond }))
-	n, err := relay.Drain(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
+	backoff := time.Minute
+	relay := newRelay(t, db, p, outbox.WithBackoff(func(int) time.Duration { return backoff }), outbox.WithRelayClock(c))
+	drain := func(want int, why string) {
+		t.Helper()
+		n, err := relay.Drain(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, want, n, why)
+	}
+	drain(1, "the other document")
 	msgs := p.take()
 	require.Len(t, msgs, 1)
 	assert.Equal(t, "other", msgs[0].Type, "no head-of-line blocking across documents")
-	n, err = relay.Drain(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, n, "in backoff")
-
-	var got []outbox.Message
-	require.Eventually(t, func() bool {
-		_, err := relay.Drain(ctx)
-		require.NoError(t, err)
-		got = append(got, p.take()...)
-		return len(got) == 2
-	}, 30*time.Second, 10*time.Millisecond)
+	drain(0, "in backoff")
+	c.Advance(backoff - time.Millisecond)
+	drain(0, "in backoff still")
+	c.Advance(time.Millisecond)
+	drain(0, "the second attempt fails")
+	c.Advance(backoff)
+	drain(2, "the third attempt goes through, and the next event follows")
+	got := p.take()
+	require.Len(t, got, 2)
 	assert.Equal(t, "first", got[0].Type)
 	assert.Equal(t, 3, got[0].Attempt, "the third attempt")
 	assert.Equal(t, "second", got[1].Type)
@@ -279,26 +285,26 @@ func poisonMessageIsDeadLettered(t *testing.T) {
 // publisher failing), another does not publish it; once the lease is over,
 // the other delivers it.
 func TestLeasesKeepOtherRelaysOut(t *testing.T) {
-	orders, db := setup(t, nil)
+	c := fakeclock.New(time.Now())
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
 	o := &order{Status: "placed"}
 	o.Record("order.placed", nil)
 	require.NoError(t, orders.Insert(ctx, o))
 	lease := 2 * time.Second
 	down := &recorder{fail: func(outbox.Message) error { return errors.New("down") }}
-	a := newRelay(t, db, down, outbox.WithLease(lease), outbox.WithBackoff(func(int) time.Duration { return 0 }))
+	a := newRelay(t, db, down, outbox.WithLease(lease), outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithRelayClock(c))
 	p := &recorder{}
-	b := newRelay(t, db, p, outbox.WithLease(lease))
+	b := newRelay(t, db, p, outbox.WithLease(lease), outbox.WithRelayClock(c))
 	_, err := a.Drain(ctx)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, a.Stats().Failed)
 	n, err := b.Drain(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, n, "a holds the document")
-	require.Eventually(t, func() bool {
-		n, err := b.Drain(ctx)
-		require.NoError(t, err)
-		return n == 1
-	}, 30*time.Second, 20*time.Millisecond)
+	c.Advance(2 * lease) // a's slot and the next one, which a claims late in the first, are over
+	n, err = b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "a's lease is over")
 	msgs := p.take()
 	assert.Equal(t, 2, msgs[0].Attempt, "the attempt a made counts")
 }
@@ -381,17 +387,16 @@ func typesOf(s stored) []string {
 }
 
 // TestExpiredRelayRemovesOnlyWhatItPublished: a relay whose lease runs
-// out while it publishes stops publishing, and its removal cannot take
-// what the relay that holds the document now has not delivered.
+// out while it publishes gives up on the publish and stops publishing, and
+// neither its removal nor the publish that returns late takes what the
+// relay that holds the document now has not delivered.
 func TestExpiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
-	if raceEnabled {
-		t.Skip("lease timing under the race detector; CI runs this test without it")
-	}
 	strategies(t, expiredRelayRemovesOnlyWhatItPublished)
 }
 
 func expiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
-	orders, db := setup(t, nil)
+	c := fakeclock.New(time.Now())
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
 	o := &order{Status: "placed"}
 	o.Record("one", nil)
 	o.Record("two", nil)
@@ -403,25 +408,30 @@ func expiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
 		<-release // stalls past its lease
 		return nil
 	}}
-	a := newRelay(t, db, slow, outbox.WithLease(lease))
+	a := newRelay(t, db, slow, outbox.WithLease(lease), outbox.WithRelayClock(c))
 	aDone := make(chan error)
 	go func() { _, err := a.Drain(ctx); aDone <- err }()
 	waitClosed(t, started, "a publishes")
+	c.Advance(2 * lease) // past the deadline of a's publish (late in a slot, a holds the next one too), which a gives up on
+	require.NoError(t, <-aDone)
+	assert.EqualValues(t, 1, a.Stats().Hung, "a's publish still runs")
 
 	p := &recorder{}
-	b := newRelay(t, db, p, outbox.WithLease(lease))
-	require.Eventually(t, func() bool {
-		n, err := b.Drain(ctx)
-		require.NoError(t, err)
-		return n == 2
-	}, 30*time.Second, 20*time.Millisecond, "b takes over once a's lease is over")
+	b := newRelay(t, db, p, outbox.WithLease(lease), outbox.WithRelayClock(c))
+	n, err := b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the failed attempt's backoff")
+	c.Advance(time.Minute) // the backoff and a's leases are over
+	n, err = b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "b takes over once a's lease is over")
 	o.Record("three", nil)
 	require.NoError(t, orders.Save(ctx, o))
 	close(release)
-	require.NoError(t, <-aDone)
+	require.Eventually(t, func() bool { return a.Stats().Hung == 0 }, time.Minute, time.Millisecond, "a's publish returns")
 	assert.Equal(t, []string{"one"}, typesOf2(slow.take()), "a stopped publishing when its lease ended")
 	assert.Equal(t, []string{"three"}, typesOf(read(t, db, o.ID)), "a's removal took nothing it had not published")
-	_, err := b.Drain(ctx)
+	_, err = b.Drain(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"one", "two", "three"}, typesOf2(p.take()))
 }
@@ -479,4 +489,41 @@ func TestRelayCountsPending(t *testing.T) {
 	st := relay.Stats()
 	assert.Zero(t, st.Pending)
 	assert.True(t, st.Oldest.IsZero())
+}
+
+// TestRelayKeepsItsLeasesWhileItWorks: a batch whose delivery outlasts the
+// lease (each publish takes an eighth of it, twenty documents) is
+// delivered by one Drain, the relay renewing its leases as they near their
+// end, and a second relay sharing the backlog meanwhile takes none of
+// them.
+func TestRelayKeepsItsLeasesWhileItWorks(t *testing.T) {
+	strategies(t, relayKeepsItsLeasesWhileItWorks)
+}
+
+func relayKeepsItsLeasesWhileItWorks(t *testing.T) {
+	c := fakeclock.New(time.Now())
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	const docs = 20
+	for i := range docs {
+		o := &order{Status: "placed"}
+		o.Record("order.placed", placed{N: i})
+		require.NoError(t, orders.Insert(ctx, o))
+	}
+	lease := 8 * time.Second
+	other := &recorder{}
+	b := newRelay(t, db, other, outbox.WithLease(lease), outbox.WithRelayClock(c))
+	var tried []int
+	slow := &recorder{fail: func(outbox.Message) error {
+		c.Advance(lease / 8)
+		n, err := b.Drain(ctx) // the other relay, at every publish
+		tried = append(tried, n)
+		return err
+	}}
+	a := newRelay(t, db, slow, outbox.WithLease(lease), outbox.WithRelayClock(c))
+	n, err := a.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, docs, n, "one Drain delivers the batch, over %v of a %v lease", docs*lease/8, lease)
+	assert.Len(t, slow.take(), docs)
+	assert.Empty(t, other.take(), "the other relay took nothing the first held: %v", tried)
+	assert.Zero(t, a.Stats().Failed)
 }

@@ -53,7 +53,7 @@ func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outco
 		_, err = r.bulk(ctx, coll, fallbacks)
 	}
 	if err == nil && !atomic {
-		err = redue(ctx, coll, outs)
+		err = redue(ctx, coll, outs, r.now())
 	}
 	if err != nil {
 		return fmt.Errorf("removing delivered events: %w", err)
@@ -90,7 +90,7 @@ func queues(ctx context.Context, coll *mongo.Collection, outs []outcome) (map[st
 // the relay's read and that write; without it, they would wait for a next
 // write. One read by _id per such document: FerretDB scans for any other
 // filter.
-func redue(ctx context.Context, coll *mongo.Collection, outs []outcome) error {
+func redue(ctx context.Context, coll *mongo.Collection, outs []outcome, now time.Time) error {
 	for i := range outs {
 		if !outs[i].undue {
 			continue
@@ -113,7 +113,7 @@ func redue(ctx context.Context, coll *mongo.Collection, outs []outcome) error {
 		if doc.Box.Due != nil || (len(doc.Box.Queue) == 0 && !doc.Box.Gone) {
 			continue
 		}
-		if _, err := coll.UpdateOne(ctx, id, bson.D{{Key: "$min", Value: bson.D{{Key: path(partDue), Value: date(time.Now())}}}}); err != nil {
+		if _, err := coll.UpdateOne(ctx, id, bson.D{{Key: "$min", Value: bson.D{{Key: path(partDue), Value: date(now)}}}}); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/sequence"
@@ -71,11 +70,7 @@ func observe(meter metric.Meter, a *sequence.Allocator, relays []*outbox.Relay) 
 			o.ObserveInt64(waiting, most)
 			o.ObserveInt64(hung, s.Hung)
 			o.ObserveInt64(pending, last.Pending)
-			var a float64
-			if !last.Oldest.IsZero() {
-				a = max(time.Since(last.Oldest).Seconds(), 0)
-			}
-			o.ObserveFloat64(age, a)
+			o.ObserveFloat64(age, last.OldestAge.Seconds())
 		})
 	}
 	if err := errors.Join(errs...); err != nil || len(insts) == 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/listeners/tracing"
 	"github.com/mgmevents/mgmevents/outbox"
 	"github.com/mgmevents/mgmevents/repo"
@@ -116,24 +117,25 @@ func gauge(t *testing.T, ms map[string]metricdata.Metrics, name string) float64 
 // relay has delivered them and counted since, its count is the one
 // reported, not the stale one of the relay that failed.
 func TestPendingMetrics(t *testing.T) {
+	c := fakeclock.New(time.Now())
 	bus := events.NewBus()
-	bus.Register(outbox.New())
+	bus.Register(outbox.New(outbox.WithClock(c.Now)))
 	one := srv.AtomicDatabase(t)
 	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
-	before := time.Now()
 	for range 2 {
 		o := &Order{Status: "placed"}
 		o.Record("placed", nil)
 		require.NoError(t, orders.Insert(ctx, o))
 	}
-	opts := []outbox.RelayOption{outbox.WithLease(50 * time.Millisecond), outbox.WithBackoff(func(int) time.Duration { return 0 }),
-		outbox.WithLogger(slog.New(slog.DiscardHandler))}
+	lease := 50 * time.Millisecond
+	opts := []outbox.RelayOption{outbox.WithLease(lease), outbox.WithBackoff(func(int) time.Duration { return 0 }),
+		outbox.WithLogger(slog.New(slog.DiscardHandler)), outbox.WithRelayClock(c)}
 	failing, err := outbox.NewRelay(one, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return errors.New("broker down") }), opts...)
 	require.NoError(t, err)
 	_, err = failing.Drain(ctx)
 	require.NoError(t, err)
-	time.Sleep(60 * time.Millisecond) // its leases end
+	c.Advance(time.Hour) // its leases end, and the events wait an hour
 
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -144,9 +146,13 @@ func TestPendingMetrics(t *testing.T) {
 	tracing.New(tracing.WithMeterProvider(mp), tracing.WithRelay(failing), tracing.WithRelay(working))
 	ms := collect(t, reader)
 	assert.EqualValues(t, 2, sum(t, ms, "mgmevents.outbox.pending"))
+	oldest := failing.Stats().Oldest
+	require.False(t, oldest.IsZero())
 	age := gauge(t, ms, "mgmevents.outbox.oldest_pending_age")
-	assert.GreaterOrEqual(t, age, 0.06)
-	assert.LessOrEqual(t, age, time.Since(before).Seconds()+0.001)
+	assert.InDelta(t, c.Now().Sub(oldest).Seconds(), age, 1e-6, "by the relay's clock")
+	assert.GreaterOrEqual(t, age, time.Hour.Seconds()-60)
+
+	c.Advance(time.Second) // the working relay counts after the failing one
 
 	_, err = working.Drain(ctx)
 	require.NoError(t, err)

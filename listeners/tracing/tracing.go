@@ -130,7 +130,8 @@ func WithRelay(r *outbox.Relay) Option {
 //     mgmevents.outbox.pending, the undelivered events as the relay that
 //     counted last counted them (outbox.Stats.Counted), and
 //     mgmevents.outbox.oldest_pending_age, in seconds since the oldest of
-//     them was recorded (0 when none).
+//     them was recorded, by that relay's clock (outbox.Stats.OldestAge; 0
+//     when none).
 //
 // An instrument the meter refuses is reported to otel.Handle and left out.
 func New(opts ...Option) *Tracing {

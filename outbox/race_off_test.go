@@ -1,5 +1,0 @@
-//go:build !race
-
-package outbox_test
-
-const raceEnabled = false
