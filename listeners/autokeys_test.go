@@ -44,7 +44,7 @@ func (c *Counted) SetID(id any)                  { c.ID, _ = id.(int64) }
 
 func keyed[T mgm.Model](t testing.TB, opts ...listeners.Option) (*repo.Repository[T], *listeners.AutoKeys, *mongo.Database) {
 	t.Helper()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	return keyedOn[T](t, db, opts...)
 }
 
@@ -288,9 +288,9 @@ func TestAutoKeysUUIDs(t *testing.T) {
 func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
 		t.Run(st.String(), func(t *testing.T) {
-			db := srv.Database(t)
+			db := srv.PooledDatabase(t)
 			if st == sequence.Atomic {
-				db = srv.AtomicDatabase(t)
+				db = srv.Database(t)
 			}
 			healsBehindTheData(t, db, listeners.WithSequenceOptions(sequence.WithStrategy(st)))
 			if st == sequence.Atomic {
@@ -360,7 +360,7 @@ func TestAutoKeysCreatesUniqueIndexes(t *testing.T) {
 	require.NoError(t, users.Insert(ctx, &User{}))
 	assert.True(t, hasUniqueIndex(t, db.Collection("users"), "longId"))
 
-	db2 := srv.Database(t)
+	db2 := srv.PooledDatabase(t)
 	users2, _, _ := keyedOn[*User](t, db2, listeners.WithoutIndexes())
 	require.NoError(t, users2.Insert(ctx, &User{}))
 	assert.False(t, hasUniqueIndex(t, db2.Collection("users"), "longId"))
@@ -389,7 +389,7 @@ type SharedB struct {
 }
 
 func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	keys, err := listeners.NewAutoKeys(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
@@ -404,9 +404,9 @@ func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
 func TestNewAutoKeysErrors(t *testing.T) {
 	_, err := listeners.NewAutoKeys(nil)
 	assert.ErrorContains(t, err, "NewAutoKeys(nil)")
-	_, err = listeners.NewAutoKeys(srv.Database(t), listeners.WithSequenceOptions(sequence.WithBatch(-1)))
+	_, err = listeners.NewAutoKeys(srv.PooledDatabase(t), listeners.WithSequenceOptions(sequence.WithBatch(-1)))
 	assert.ErrorContains(t, err, "WithBatch(-1)")
-	_, err = listeners.NewAutoKeys(srv.Database(t), listeners.WithAllocator(nil))
+	_, err = listeners.NewAutoKeys(srv.PooledDatabase(t), listeners.WithAllocator(nil))
 	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
 }
 

@@ -147,7 +147,7 @@ func stress() bool { return os.Getenv(stressEnv) != "" }
 // mid-run, and a relay started afterwards, delivers every event of every
 // write the writer saw acknowledged, in order per document.
 func TestKilledWriterLosesNoAcknowledgedEvent(t *testing.T) {
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	writes := 150
 	if stress() {
 		writes = 2000
@@ -214,7 +214,7 @@ func TestKilledRelay(t *testing.T) {
 	if raceEnabled {
 		t.Skip("lease timing under the race detector; CI runs this test without it")
 	}
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	docs := 80
 	if stress() {
 		docs = 1000

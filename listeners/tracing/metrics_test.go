@@ -54,7 +54,7 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	one := srv.AtomicDatabase(t) // the outbox asks for one connection on FerretDB
+	one := srv.Database(t) // the outbox asks for one connection on FerretDB
 	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
 	o := &Order{Status: "placed"}
@@ -118,7 +118,7 @@ func gauge(t *testing.T, ms map[string]metricdata.Metrics, name string) float64 
 func TestPendingMetrics(t *testing.T) {
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	one := srv.AtomicDatabase(t)
+	one := srv.Database(t)
 	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
 	before := time.Now()
