@@ -8,7 +8,6 @@
 //	go run ./example_app                   # demo on the embedded server
 //	go run ./example_app -data ./shopdata  # keep the data: numbers continue next run
 //	go run ./example_app -uri mongodb://localhost:27017/?replicaSet=rs0
-//	go run ./example_app -server-process   # the embedded server in a child process
 //	go run ./example_app bench             # the benchmark; see -h
 //	go run ./example_app serve             # only the embedded server, until interrupted
 package main
@@ -38,17 +37,15 @@ func main() {
 
 // serverFlags are the flags both commands share.
 type serverFlags struct {
-	uri     string
-	data    string
-	db      string
-	process bool
+	uri  string
+	data string
+	db   string
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, defaultDB string) {
 	fs.StringVar(&f.uri, "uri", os.Getenv(mongotest.EnvURI), "MongoDB URI; empty runs the embedded server (default $"+mongotest.EnvURI+")")
 	fs.StringVar(&f.data, "data", "", "keep the embedded server's data in this directory")
 	fs.StringVar(&f.db, "db", defaultDB, "database name")
-	fs.BoolVar(&f.process, "server-process", false, "run the embedded server in a child process (this program's serve command), apart from this one as a deployment has it")
 }
 
 // start returns the server's URI and a function that stops it.
@@ -61,14 +58,6 @@ func (f *serverFlags) start(ctx context.Context, out io.Writer) (string, func(),
 	if f.data != "" {
 		where = f.data
 	}
-	if f.process {
-		uri, stop, err := startProcess(ctx, f.data)
-		if err != nil {
-			return "", nil, err
-		}
-		fmt.Fprintf(out, "server: embedded FerretDB in a child process at %s, data in %s\n", uri, where)
-		return uri, stop, nil
-	}
 	opts := []mongotest.Option{mongotest.IgnoreEnv()}
 	if f.data != "" {
 		opts = append(opts, mongotest.WithDataDir(f.data))
@@ -77,7 +66,7 @@ func (f *serverFlags) start(ctx context.Context, out io.Writer) (string, func(),
 	if err != nil {
 		return "", nil, err
 	}
-	fmt.Fprintf(out, "server: embedded FerretDB at %s, data in %s\n", s.URI, where)
+	fmt.Fprintf(out, "server: embedded FerretDB in a child process at %s, data in %s\n", s.URI, where)
 	return s.URI, func() { s.Close() }, nil
 }
 

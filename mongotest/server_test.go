@@ -55,14 +55,15 @@ func TestRequireSkipsWithReason(t *testing.T) {
 	assert.False(t, ran, "the embedded server has no transactions, so the subtest skipped")
 }
 
-// TestAtomicDatabase races goroutines on one counter with findOneAndUpdate
-// $inc: through AtomicDatabase every result is distinct, on the embedded
-// server too (FerretDB is atomic per connection, and there is one).
-func TestAtomicDatabase(t *testing.T) {
+// TestDatabaseIsAtomic races goroutines on one counter with
+// findOneAndUpdate $inc: through Database every result is distinct, on the
+// embedded server too (FerretDB is atomic per connection, and there is
+// one).
+func TestDatabaseIsAtomic(t *testing.T) {
 	const goroutines, each = 8, 20
 	ctx := context.Background()
 	s := mongotest.Start(t)
-	coll := s.AtomicDatabase(t).Collection("counters")
+	coll := s.Database(t).Collection("counters")
 	_, err := coll.InsertOne(ctx, bson.M{"_id": "c", "seq": 0})
 	require.NoError(t, err)
 	var mu sync.Mutex

@@ -27,7 +27,7 @@ func TestDefendCustomRegistryTimesStrandEvents(t *testing.T) {
 	}))
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	orders, err := repo.New[*order](bus, repo.WithDatabase(db), repo.WithRegistry(reg))
 	require.NoError(t, err)
 	o := &order{Status: "placed"}
@@ -48,7 +48,7 @@ func TestDefendCustomRegistryTimesStrandEvents(t *testing.T) {
 func TestHeldQuietRepositoryStillStores(t *testing.T) {
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	orders, err := repo.New[*order](bus, repo.WithDatabase(db), repo.WithoutEvents())
 	require.NoError(t, err)
 	o := &order{Status: "placed"}
@@ -69,7 +69,7 @@ func TestHeldQuietRepositoryStillStores(t *testing.T) {
 // nowhere; repo.New refuses it, as it refuses a model whose policy tags no
 // policy enforces.
 func TestDefendRepositoryWithoutOutboxDropsEvents(t *testing.T) {
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	_, err := repo.New[*order](events.NewBus(), repo.WithDatabase(db))
 	require.ErrorIs(t, err, repo.ErrUnenforced)
 	assert.ErrorContains(t, err, `"outbox"`)

@@ -25,7 +25,7 @@ import (
 // (TestHeldWriterAndRelayOnOneConnection) loses nothing. On MongoDB the
 // race runs on the ordinary pool.
 func TestDefendConcurrentWritersAndRelayLoseEvents(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	if srv.Info().AtomicFindMod {
 		writerAndRelay(t, db)
 		return
@@ -44,10 +44,10 @@ func TestDefendConcurrentWritersAndRelayLoseEvents(t *testing.T) {
 }
 
 // TestHeldWriterAndRelayOnOneConnection: the same race through
-// AtomicDatabase (one connection, so the server applies one update at a
+// Database (one connection, so the server applies one update at a
 // time) loses nothing: the loss above is the server's non-atomic update.
 func TestHeldWriterAndRelayOnOneConnection(t *testing.T) {
-	writerAndRelay(t, srv.AtomicDatabase(t))
+	writerAndRelay(t, srv.Database(t))
 }
 
 func writerAndRelay(t *testing.T, db *mongo.Database) {

@@ -19,7 +19,7 @@ import (
 // connection on FerretDB (the outbox refuses more there).
 func defendSetup(t testing.TB, opts ...outbox.Option) (*repo.Repository[*order], *mongo.Database) {
 	t.Helper()
-	return defendSetupOn(t, srv.AtomicDatabase(t), opts...)
+	return defendSetupOn(t, srv.Database(t), opts...)
 }
 
 func defendSetupOn(t testing.TB, db *mongo.Database, opts ...outbox.Option) (*repo.Repository[*order], *mongo.Database) {

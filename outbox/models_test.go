@@ -40,7 +40,7 @@ func setup(t testing.TB, opts []outbox.Option, more ...events.Listener) (*repo.R
 	for _, l := range more {
 		bus.Register(l)
 	}
-	db := srv.AtomicDatabase(t) // the outbox asks for one connection on FerretDB
+	db := srv.Database(t) // the outbox asks for one connection on FerretDB
 	r, err := repo.New[*order](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	return r, db

@@ -31,7 +31,7 @@ func policiesSetup(t *testing.T) (*repo.Repository[*ticket], *events.Bus) {
 	bus.Register(outbox.New())
 	bus.Register(softdelete.New())
 	bus.Register(tenancy.New())
-	r, err := repo.New[*ticket](bus, repo.WithDatabase(srv.AtomicDatabase(t)))
+	r, err := repo.New[*ticket](bus, repo.WithDatabase(srv.Database(t)))
 	require.NoError(t, err)
 	return r, bus
 }

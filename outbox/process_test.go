@@ -160,7 +160,7 @@ func stress() bool { return os.Getenv(stressEnv) != "" }
 // mid-run, and a relay started afterwards, delivers every event of every
 // write the writer saw acknowledged, in order per document.
 func TestKilledWriterLosesNoAcknowledgedEvent(t *testing.T) {
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	writes := 150
 	if stress() {
 		writes = 2000
@@ -226,7 +226,7 @@ func checkOrder(t *testing.T, msgs []outbox.Message) {
 // returned at its deadline (the relay gave up on it, and published it
 // again), may be published twice.
 func TestKilledRelay(t *testing.T) {
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	docs := 80
 	if stress() {
 		docs = 1000

@@ -313,7 +313,7 @@ func TestChecksHoldAfterEveryListener(t *testing.T) {
 		}
 		return nil
 	}), events.AsPolicy(), events.Order(100))
-	db := srv.AtomicDatabase(t)
+	db := srv.Database(t)
 	orders, err := repo.New[*order](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	o := &order{Status: "placed"}

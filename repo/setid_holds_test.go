@@ -35,7 +35,7 @@ func (p *setidPlain) CollectionName() string { return "setid_plains" }
 // TestConcurrentFirstInserts: many goroutines make repositories of the
 // same types and insert at once; every ID is distinct and stored once.
 func TestConcurrentFirstInserts(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	ids := make(chan primitive.ObjectID, 1024)

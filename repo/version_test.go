@@ -76,7 +76,7 @@ func versionStrategies(t *testing.T, f func(t *testing.T, accounts *repo.Reposit
 		f(t, accounts, db)
 	})
 	t.Run("atomic", func(t *testing.T) {
-		db := srv.AtomicDatabase(t)
+		db := srv.Database(t)
 		accounts, err := repo.New[*account](events.NewBus(), repo.WithDatabase(db), repo.WithVersionStrategy(sequence.Atomic))
 		require.NoError(t, err)
 		f(t, accounts, db)
@@ -161,7 +161,7 @@ func TestVersionClaimLeftByADeadWriter(t *testing.T) {
 }
 
 func TestVersionStrategyIsChecked(t *testing.T) {
-	_, err := repo.New[*account](nil, repo.WithDatabase(srv.Database(t)), repo.WithVersionStrategy(sequence.Strategy(9)))
+	_, err := repo.New[*account](nil, repo.WithDatabase(srv.PooledDatabase(t)), repo.WithVersionStrategy(sequence.Strategy(9)))
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "WithVersionStrategy(Strategy(9))")
 }
@@ -189,7 +189,7 @@ func TestVersionedSaveRoundTrips(t *testing.T) {
 	client, err := srv.Client(ctx, options.Client().SetMonitor(mon))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
-	db := client.Database(srv.Database(t).Name())
+	db := client.Database(srv.PooledDatabase(t).Name())
 	accounts, err := repo.New[*account](events.NewBus(), repo.WithDatabase(db))
 	require.NoError(t, err)
 	a := &account{Balance: 1}

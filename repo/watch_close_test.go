@@ -28,7 +28,7 @@ func TestChangeStreamCloseKeepsEvent(t *testing.T) {
 		seen = append(seen, e.Op.String()+" "+e.Collection)
 		return nil
 	}), events.On(events.AfterLoad))
-	people, err := repo.New[*plain](bus, repo.WithDatabase(srv.Database(t)))
+	people, err := repo.New[*plain](bus, repo.WithDatabase(srv.PooledDatabase(t)))
 	require.NoError(t, err)
 	change := bson.Raw(bsonDoc(t, bson.D{{Key: "operationType", Value: "insert"},
 		{Key: "fullDocument", Value: bson.D{{Key: "_id", Value: primitive.NewObjectID()}, {Key: "name", Value: "ann"}}}}))

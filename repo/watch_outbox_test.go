@@ -27,7 +27,7 @@ type boxedNote struct {
 func TestWatchUnderOutbox(t *testing.T) {
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	notes, err := repo.New[*boxedNote](bus, repo.WithDatabase(srv.AtomicDatabase(t)))
+	notes, err := repo.New[*boxedNote](bus, repo.WithDatabase(srv.Database(t)))
 	require.NoError(t, err)
 	insert := bson.Raw(bsonDoc(t, bson.D{{Key: "operationType", Value: "insert"},
 		{Key: "fullDocument", Value: bson.D{{Key: "_id", Value: primitive.NewObjectID()}, {Key: "text", Value: "hi"}}}}))

@@ -109,7 +109,7 @@ func TestCloseAfterAdvancePast(t *testing.T) {
 // floor, so it drops it and claims again at the head.
 func TestAttackWinnerPausedBeforeFloorRead(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	opts := []sequence.Option{sequence.WithStrategy(sequence.Claim), sequence.WithClaimRetention(1), sequence.WithMaxGrowth(1)}
 	g := newGate(onColl("find", "counters.floors"))
 	sleeper := newAlloc(t, gatedDB(t, db, g), append(opts, sequence.WithBatch(10))...)
@@ -134,7 +134,7 @@ func TestAttackWinnerPausedBeforeFloorRead(t *testing.T) {
 // insert of a pruned version then succeeds and must be dropped.
 func TestAttackStaleInsertPausedAcrossPrunes(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	opts := []sequence.Option{sequence.WithStrategy(sequence.Claim), sequence.WithClaimRetention(1), sequence.WithMaxGrowth(1)}
 	g := newGate(onColl("insert", "counters.claims"))
 	sleeper := newAlloc(t, gatedDB(t, db, g), append(opts, sequence.WithBatch(5))...)
@@ -169,7 +169,7 @@ func mustSeq(t *testing.T, a *sequence.Allocator, name string) *sequence.Sequenc
 // on and prune. Nothing is handed out twice.
 func TestAttackCloseWhilePrefetchPaused(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	opts := []sequence.Option{sequence.WithStrategy(sequence.Claim), sequence.WithClaimRetention(1), sequence.WithMaxGrowth(1), sequence.WithBatch(20)}
 	g := newGate(onColl("insert", "counters.claims"))
 	a := newAlloc(t, gatedDB(t, db, g), opts...)
@@ -229,10 +229,10 @@ func TestAttackChaos(t *testing.T) {
 		var db *mongo.Database
 		var dbs []*mongo.Database
 		if st == sequence.Atomic {
-			db = srv.AtomicDatabase(t)
+			db = srv.Database(t)
 			dbs = []*mongo.Database{db}
 		} else {
-			db = srv.Database(t)
+			db = srv.PooledDatabase(t)
 			for range 4 {
 				dbs = append(dbs, ownClientDB(t, db))
 			}

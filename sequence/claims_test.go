@@ -33,7 +33,7 @@ func versionsOf(name string) bson.M { return bson.M{"seq": name, "v": bson.M{"$e
 func TestClaimsStayBounded(t *testing.T) {
 	const keep, allocs, goroutines, each = 3, 3, 3, 25
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	var mu sync.Mutex
 	var all []int64
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func TestClaimsStayBounded(t *testing.T) {
 // both must see the floor and hand out nothing twice.
 func TestStaleHintAfterPruning(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	opts := []sequence.Option{sequence.WithStrategy(sequence.Claim), sequence.WithClaimRetention(2), sequence.WithMaxGrowth(1)}
 	sleeper := newAlloc(t, db, append(opts, sequence.WithBatch(10))...)
 	closer := newAlloc(t, db, append(opts, sequence.WithBatch(10))...)
@@ -130,7 +130,7 @@ func TestStaleHintAfterPruning(t *testing.T) {
 // a process of that release may still walk them, and a fence ends them.
 func TestClaimsOfAnEarlierRelease(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	_, err := db.Collection("counters").InsertOne(ctx, bson.M{"_id": "old", "seq": 100})
 	require.NoError(t, err)
 	_, err = db.Collection("counters.claims").InsertMany(ctx, []any{

@@ -50,7 +50,7 @@ func TestProcessesInTurnCloseWithoutGaps(t *testing.T) {
 				continue // the same as with Claim, and child processes are slow under -race
 			}
 			t.Run(c.name, func(t *testing.T) {
-				db := srv.Database(t)
+				db := srv.PooledDatabase(t)
 				env := []string{"CHILD_STRATEGY=" + strconv.Itoa(int(st))}
 				if c.close {
 					env = append(env, "CHILD_CLOSE=1")
@@ -98,9 +98,9 @@ func TestGapWithAndWithoutClose(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("MGMEVENTS_GAP_EACH")); err == nil && v > 0 {
 		each = v
 	}
-	maxBlock := mustSeq(t, newAlloc(t, srv.Database(t)), "killed").MaxBlock() // the children's defaults
+	maxBlock := mustSeq(t, newAlloc(t, srv.PooledDatabase(t)), "killed").MaxBlock() // the children's defaults
 	for _, closing := range []bool{false, true} {
-		db := srv.Database(t)
+		db := srv.PooledDatabase(t)
 		env := []string{"CHILD_DEFAULTS=1", "CHILD_STATS=1"}
 		if closing {
 			env = append(env, "CHILD_CLOSE=1")

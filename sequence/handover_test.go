@@ -135,7 +135,7 @@ func firstDup(nums []int64) (int64, bool) {
 // middle of the chain, and one starting from the counter.
 func TestOldReleaseWritersStopAtTheFence(t *testing.T) {
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	last, overtaken := newOldWriter(db, "up"), newOldWriter(db, "up")
 	hi, err := overtaken.reserve(100)
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestOldReleaseWritersStopAtTheFence(t *testing.T) {
 // is all Atomic reads, so Atomic must find the claims and move past them.
 func TestAtomicTakesOverFromClaim(t *testing.T) {
 	ctx := context.Background()
-	db := srv.AtomicDatabase(t) // one connection: Atomic is correct on it
+	db := srv.Database(t) // one connection: Atomic is correct on it
 	claimOpts := []sequence.Option{sequence.WithStrategy(sequence.Claim), sequence.WithBatch(10), sequence.WithMaxGrowth(1)}
 	atomicOpts := []sequence.Option{sequence.WithStrategy(sequence.Atomic), sequence.WithBatch(10), sequence.WithMaxGrowth(1)}
 
@@ -228,7 +228,7 @@ func TestAtomicTakesOverFromClaim(t *testing.T) {
 // out once, and Current is past all of them.
 func TestStrategiesSideBySide(t *testing.T) {
 	ctx := context.Background()
-	db := srv.AtomicDatabase(t) // one connection: Atomic is correct on it
+	db := srv.Database(t) // one connection: Atomic is correct on it
 	var mu sync.Mutex
 	var all []int64
 	var wg sync.WaitGroup

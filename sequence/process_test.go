@@ -158,7 +158,7 @@ func TestProcessesShareASequence(t *testing.T) {
 func processesShareASequence(t *testing.T, st sequence.Strategy) {
 	env := strategyEnv(t, st)
 	const procs, each = 3, 2000
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	outs := make([][]byte, procs)
 	var wg sync.WaitGroup
 	for i := range procs {
@@ -195,7 +195,7 @@ func killedProcess(t *testing.T, st sequence.Strategy) {
 	env := strategyEnv(t, st)
 	const total, block, kills = 600, 25, 2
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	coll := db.Collection("taken")
 	for k := range kills {
 		cmd := child(t, db, "insert", total, env...)

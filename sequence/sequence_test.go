@@ -36,9 +36,9 @@ func forEachStrategy(t *testing.T, f func(t *testing.T, st sequence.Strategy)) {
 func dbFor(t testing.TB, st sequence.Strategy) *mongo.Database {
 	t.Helper()
 	if st == sequence.Atomic {
-		return srv.AtomicDatabase(t)
+		return srv.Database(t)
 	}
-	return srv.Database(t)
+	return srv.PooledDatabase(t)
 }
 
 // uriFor returns the URI for clients of their own in a test of st: for
@@ -71,7 +71,7 @@ func requireDistinct(t *testing.T, nums []int64, want int) {
 }
 
 func TestDetectsStrategy(t *testing.T) {
-	a := newAlloc(t, srv.Database(t))
+	a := newAlloc(t, srv.PooledDatabase(t))
 	st, err := a.Strategy(context.Background())
 	require.NoError(t, err)
 	if srv.Info().FerretDB != "" {
@@ -109,7 +109,7 @@ func TestNextIsIncreasingFromStart(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	_, err := sequence.New(nil)
 	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
 	_, err = sequence.New(db, sequence.WithBatch(0))
@@ -149,7 +149,7 @@ func TestConfigErrors(t *testing.T) {
 func TestConcurrentAllocators(t *testing.T) {
 	forEachStrategy(t, func(t *testing.T, st sequence.Strategy) {
 		const allocs, goroutines, each = 4, 8, 400
-		db := srv.Database(t)
+		db := srv.PooledDatabase(t)
 		uri := uriFor(t, st)
 		var mu sync.Mutex
 		var all []int64
@@ -301,7 +301,7 @@ func TestAdminSetNextAndInitFromData(t *testing.T) {
 }
 
 func TestWaitHonoursContext(t *testing.T) {
-	a := newAlloc(t, srv.Database(t))
+	a := newAlloc(t, srv.PooledDatabase(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := a.Next(ctx, "cancelled")
@@ -310,7 +310,7 @@ func TestWaitHonoursContext(t *testing.T) {
 
 func TestWarmNextDoesNotAllocate(t *testing.T) {
 	ctx := context.Background()
-	a := newAlloc(t, srv.Database(t), sequence.WithBatch(100000), sequence.WithMaxGrowth(1))
+	a := newAlloc(t, srv.PooledDatabase(t), sequence.WithBatch(100000), sequence.WithMaxGrowth(1))
 	s, err := a.Sequence("warm")
 	require.NoError(t, err)
 	_, err = s.Next(ctx)
@@ -329,7 +329,7 @@ func TestWarmNextDoesNotAllocate(t *testing.T) {
 func TestCounterIgnoresTransaction(t *testing.T) {
 	srv.Require(t, "transactions")
 	ctx := context.Background()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	a := newAlloc(t, db, sequence.WithBatch(5))
 	s, err := a.Sequence("tx")
 	require.NoError(t, err)
@@ -356,7 +356,7 @@ func TestCounterIgnoresTransaction(t *testing.T) {
 
 // warmSequence returns a sequence whose block will outlast the benchmark.
 func warmSequence(b *testing.B) *sequence.Sequence {
-	a := newAlloc(b, srv.Database(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
+	a := newAlloc(b, srv.PooledDatabase(b), sequence.WithBatch(1<<20), sequence.WithMaxGrowth(1))
 	s, err := a.Sequence("bench")
 	require.NoError(b, err)
 	_, err = s.Next(context.Background())
@@ -393,7 +393,7 @@ func BenchmarkNextParallel(b *testing.B) {
 // the default batch: what an insert-heavy process sees.
 func BenchmarkNextWithRoundTrips(b *testing.B) {
 	ctx := context.Background()
-	a := newAlloc(b, srv.Database(b))
+	a := newAlloc(b, srv.PooledDatabase(b))
 	s, err := a.Sequence("bench")
 	require.NoError(b, err)
 	b.ReportAllocs()
@@ -479,7 +479,7 @@ func TestCounterWriteConcern(t *testing.T) {
 			client, err := srv.Client(context.Background(), options.Client().SetMonitor(mon))
 			require.NoError(t, err)
 			defer client.Disconnect(context.Background())
-			a := newAlloc(t, client.Database(srv.Database(t).Name()), append(c.opts, sequence.WithBatch(1))...)
+			a := newAlloc(t, client.Database(srv.PooledDatabase(t).Name()), append(c.opts, sequence.WithBatch(1))...)
 			for range 3 {
 				_, err := a.Next(context.Background(), "wc")
 				require.NoError(t, err)

@@ -44,7 +44,7 @@ func (c *Counted) SetID(id any)                  { c.ID, _ = id.(int64) }
 
 func keyed[T mgm.Model](t testing.TB, opts ...autokeys.Option) (*repo.Repository[T], *autokeys.Keys, *mongo.Database) {
 	t.Helper()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	return keyedOn[T](t, db, opts...)
 }
 
@@ -288,9 +288,9 @@ func TestAutoKeysUUIDs(t *testing.T) {
 func TestAutoKeysHealsACounterBehindTheData(t *testing.T) {
 	for _, st := range []sequence.Strategy{sequence.Claim, sequence.Atomic} {
 		t.Run(st.String(), func(t *testing.T) {
-			db := srv.Database(t)
+			db := srv.PooledDatabase(t)
 			if st == sequence.Atomic {
-				db = srv.AtomicDatabase(t)
+				db = srv.Database(t)
 			}
 			healsBehindTheData(t, db, autokeys.WithSequenceOptions(sequence.WithStrategy(st)))
 			if st == sequence.Atomic {
@@ -360,7 +360,7 @@ func TestAutoKeysCreatesUniqueIndexes(t *testing.T) {
 	require.NoError(t, users.Insert(ctx, &User{}))
 	assert.True(t, hasUniqueIndex(t, db.Collection("users"), "longId"))
 
-	db2 := srv.Database(t)
+	db2 := srv.PooledDatabase(t)
 	users2, _, _ := keyedOn[*User](t, db2, autokeys.WithoutIndexes())
 	require.NoError(t, users2.Insert(ctx, &User{}))
 	assert.False(t, hasUniqueIndex(t, db2.Collection("users"), "longId"))
@@ -389,7 +389,7 @@ type SharedB struct {
 }
 
 func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	keys, err := autokeys.New(db)
 	require.NoError(t, err)
 	bus := events.NewBus()
@@ -404,9 +404,9 @@ func TestAutoKeysRejectsConflictingSequencesAtRegistration(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	_, err := autokeys.New(nil)
 	assert.ErrorContains(t, err, "autokeys: New(nil)")
-	_, err = autokeys.New(srv.Database(t), autokeys.WithSequenceOptions(sequence.WithBatch(-1)))
+	_, err = autokeys.New(srv.PooledDatabase(t), autokeys.WithSequenceOptions(sequence.WithBatch(-1)))
 	assert.ErrorContains(t, err, "WithBatch(-1)")
-	_, err = autokeys.New(srv.Database(t), autokeys.WithAllocator(nil))
+	_, err = autokeys.New(srv.PooledDatabase(t), autokeys.WithAllocator(nil))
 	assert.ErrorIs(t, err, sequence.ErrInvalidArgument)
 }
 

@@ -23,7 +23,7 @@ func emails(ps []*Patient) []string {
 }
 
 func TestEncryptionEqualityQueries(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	patients, _ := encrypted[*Patient](t, db, encryption.Keys{{ID: "k", Secret: secret(t)}},
 		encryption.WithNormalizer(func(field string, v any) any {
 			if s, ok := v.(string); ok && field == "email" {
@@ -85,7 +85,7 @@ func TestEncryptionEqualityQueries(t *testing.T) {
 }
 
 func TestEncryptionRefusesWhatItCannotAnswer(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	patients, _ := encrypted[*Patient](t, db, encryption.Keys{{ID: "k", Secret: secret(t)}})
 	p := &Patient{Email: "a@x", Notes: "n", Ward: "1"}
 	require.NoError(t, patients.Insert(ctx, p))
@@ -187,7 +187,7 @@ func TestEncryptionRefusesWhatItCannotAnswer(t *testing.T) {
 
 // TestEncryptionConcurrentInsertsAndFinds runs under -race in CI.
 func TestEncryptionConcurrentInsertsAndFinds(t *testing.T) {
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	patients, _ := encrypted[*Patient](t, db, encryption.Keys{{ID: "k", Secret: secret(t)}})
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)

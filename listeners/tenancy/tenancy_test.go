@@ -43,7 +43,7 @@ var (
 // its bus.
 func tenanted(t *testing.T) (*repo.Repository[*Account], *events.Bus, *mongo.Database) {
 	t.Helper()
-	db := srv.Database(t)
+	db := srv.PooledDatabase(t)
 	ten := tenancy.New()
 	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
 	require.NoError(t, err)
@@ -441,10 +441,10 @@ type scopedWithoutTenant struct {
 }
 
 func TestTenantTagsAreValidated(t *testing.T) {
-	_, err := repo.New[*badTenant](nil, repo.WithDatabase(srv.Database(t)))
+	_, err := repo.New[*badTenant](nil, repo.WithDatabase(srv.PooledDatabase(t)))
 	assert.ErrorIs(t, err, model.ErrInvalidTag)
 	assert.ErrorContains(t, err, "field Tenant")
-	_, err = repo.New[*scopedWithoutTenant](nil, repo.WithDatabase(srv.Database(t)))
+	_, err = repo.New[*scopedWithoutTenant](nil, repo.WithDatabase(srv.PooledDatabase(t)))
 	assert.ErrorIs(t, err, model.ErrInvalidTag)
 	assert.ErrorContains(t, err, "scope=tenant needs a tenant field")
 }

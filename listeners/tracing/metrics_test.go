@@ -55,7 +55,7 @@ func TestAllocatorAndRelayMetrics(t *testing.T) {
 
 	bus := events.NewBus()
 	bus.Register(outbox.New())
-	one := srv.AtomicDatabase(t) // the outbox asks for one connection on FerretDB
+	one := srv.Database(t) // the outbox asks for one connection on FerretDB
 	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
 	o := &Order{Status: "placed"}
@@ -120,7 +120,7 @@ func TestPendingMetrics(t *testing.T) {
 	c := fakeclock.New(time.Now())
 	bus := events.NewBus()
 	bus.Register(outbox.New(outbox.WithClock(c.Now)))
-	one := srv.AtomicDatabase(t)
+	one := srv.Database(t)
 	orders, err := repo.New[*Order](bus, repo.WithDatabase(one))
 	require.NoError(t, err)
 	for range 2 {
