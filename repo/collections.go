@@ -27,6 +27,7 @@ type collKey struct{ db, coll string }
 // policy tags its New let go unenforced.
 type collUser struct {
 	model      reflect.Type
+	tags       string                  // the model's policy tags, sorted, comma-separated
 	fields     [len(policyTags)]string // per policy tag, the fields it governs; "" for none
 	unenforced string                  // the tags given to Unenforced, sorted, comma-separated
 }
@@ -70,7 +71,7 @@ func policyFields(s *model.Schema) [len(policyTags)]string {
 // returns an error wrapping ErrUnenforced that names both models and the
 // tag.
 func claimCollection(db, coll string, s *model.Schema, unenforced []string) error {
-	u := collUser{model: s.Type, fields: policyFields(s), unenforced: tagSet(unenforced)}
+	u := collUser{model: s.Type, tags: tagSet(s.PolicyTags()), fields: policyFields(s), unenforced: tagSet(unenforced)}
 	key := collKey{db, coll}
 	collections.Lock()
 	defer collections.Unlock()
@@ -107,4 +108,19 @@ func described(fields string) string {
 		return "none"
 	}
 	return "[" + fields + "]"
+}
+
+// governedBy returns the policy tags of the models that serve collection
+// coll of database db in this process, sorted.
+func governedBy(db, coll string) []string {
+	collections.Lock()
+	defer collections.Unlock()
+	var tags []string
+	for _, u := range collections.users[collKey{db, coll}] {
+		if u.tags != "" {
+			tags = append(tags, strings.Split(u.tags, ",")...)
+		}
+	}
+	slices.Sort(tags)
+	return slices.Compact(tags)
 }

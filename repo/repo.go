@@ -194,6 +194,8 @@ type Repository[T mgm.Model] struct {
 	vstrat sequence.Strategy
 	sweep  *claimSweeper // version claims to delete
 	oid    *model.Field  // the _id field an insert reads in place of GetID, or nil
+	// unenforced are the policy tags New was told to let go unenforced.
+	unenforced []string
 }
 
 // New returns the repository for T. It parses and validates T's tags now,
@@ -220,6 +222,8 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	if c.registry == nil {
 		c.registry = defaultRegistry
 	} else if err := checkStrict(c.registry, s); err != nil {
+		return nil, err
+	} else if err := checkNames(c.registry, s); err != nil {
 		return nil, err
 	}
 	// The collection encodes with the repository's registry, so that what
@@ -250,7 +254,7 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	if err := claimCollection(coll.Database().Name(), coll.Name(), s, c.unenforced); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}
-	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions,
+	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions, unenforced: c.unenforced,
 		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}, oid: objectIDField(s, c.registry)}, nil
 }
 
@@ -258,6 +262,32 @@ var defaultRegistry = model.Registry()
 
 // Collection returns the mgm collection the repository uses.
 func (r *Repository[T]) Collection() *mgm.Collection { return r.coll }
+
+// encodedPipeline returns the stages of pipeline, a value that encodes
+// itself as an array, as reg encodes them.
+func encodedPipeline(reg *bsoncodec.Registry, pipeline any) (bson.A, error) {
+	raw, err := bsonio.Marshal(reg, bson.D{{Key: "p", Value: pipeline}})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the pipeline %T: %w: %w", pipeline, ErrInvalidArgument, err)
+	}
+	arr, ok := raw.Lookup("p").ArrayOK()
+	if !ok {
+		return nil, fmt.Errorf("the pipeline %T does not encode as an array: %w", pipeline, ErrInvalidArgument)
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, fmt.Errorf("the pipeline %T: %w: %w", pipeline, ErrInvalidArgument, err)
+	}
+	out := make(bson.A, len(vals))
+	for i, v := range vals {
+		doc, ok := v.DocumentOK()
+		if !ok {
+			return nil, fmt.Errorf("stage %d of the pipeline %T is a BSON %v, not a document: %w", i, pipeline, v.Type, ErrInvalidArgument)
+		}
+		out[i] = doc
+	}
+	return out, nil
+}
 
 // Schema returns T's parsed metadata: a copy of its own, so that nothing
 // done to it changes what the repository or its listeners read.
@@ -314,6 +344,9 @@ func (r *Repository[T]) canon(v any) (any, error) {
 		return raw, nil
 	}
 	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		return encodedPipeline(r.reg, v) // a value that encodes itself as an array
+	}
 	out := make(bson.A, rv.Len())
 	for i := range out {
 		st, err := r.canon(rv.Index(i).Interface())

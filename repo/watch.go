@@ -80,12 +80,12 @@ func (r *Repository[T]) watchQuery(ctx context.Context, pipeline any, opts []*op
 // operations do not send, would believe it confined what it did not: the
 // operation is refused. A nil e publishes nothing.
 func (r *Repository[T]) pipelineQuery(ctx context.Context, e *events.Event, pipeline any) (any, error) {
-	if e == nil {
-		return pipeline, nil
-	}
 	pipeline, err := r.canon(pipeline)
 	if err != nil {
 		return nil, err
+	}
+	if e == nil {
+		return pipeline, r.checkReaches(pipeline)
 	}
 	e.Pipeline = pipeline
 	if err := r.publish(ctx, e, events.BeforeQuery); err != nil {
@@ -97,7 +97,7 @@ func (r *Repository[T]) pipelineQuery(ctx context.Context, e *events.Event, pipe
 	if e.Pipeline == nil {
 		return nil, fmt.Errorf("a BeforeQuery listener left a nil pipeline: %w", ErrInvalidArgument)
 	}
-	return e.Pipeline, nil
+	return e.Pipeline, r.checkReaches(e.Pipeline)
 }
 
 // ChangeStream is a change stream of a repository's collection that
