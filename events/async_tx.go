@@ -75,13 +75,6 @@ func (h *Held) hold(a *AsyncListener, ctx context.Context, e *Event) bool {
 	return true
 }
 
-// Len returns the number of events held.
-func (h *Held) Len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.items)
-}
-
 // end marks h ended with state and returns what it held, or false when it
 // had ended already.
 func (h *Held) end(state heldState) ([]heldItem, bool) {

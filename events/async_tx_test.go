@@ -38,7 +38,6 @@ func TestHeldCommitDelivers(t *testing.T) {
 	ctx, held := events.Hold(context.Background())
 	publish(t, ctx, bus, 0, 3)
 	assert.Equal(t, []int{0, 1, 2}, inline.indexes(), "synchronous listeners run inline")
-	assert.Equal(t, 3, held.Len())
 	assert.Zero(t, a.Queued(), "nothing is queued before the commit")
 	require.NoError(t, held.Release(context.Background()))
 	require.NoError(t, held.Release(context.Background()), "a second Release does nothing")
@@ -89,13 +88,12 @@ func TestHeldNested(t *testing.T) {
 		publish(t, innerCtx, bus, 1, 3)
 		require.NoError(t, inner.Release(context.Background()))
 		assert.Zero(t, a.Queued(), "the inner Release queues nothing")
-		assert.Equal(t, 3, outer.Len(), "the outer Held has the inner one's events")
 		want := []int{}
 		if commit {
 			require.NoError(t, outer.Release(context.Background()))
 			want = []int{0, 1, 2}
 		} else {
-			assert.Equal(t, 3, outer.Discard())
+			assert.Equal(t, 3, outer.Discard(), "the outer Held has the inner one's events")
 		}
 		closeNow(t, a)
 		assert.Equal(t, want, async.indexes(), "commit %v", commit)
@@ -133,8 +131,7 @@ func TestHeldContext(t *testing.T) {
 	assert.Nil(t, s.session, "the transaction's session is not carried")
 
 	require.NoError(t, a.HandleEvent(ctx2, saved(1)))
-	assert.Equal(t, 0, held.Len(), "an ended Held holds nothing")
-	<-got
+	<-got // an ended Held holds nothing: the event is queued at once
 	closeNow(t, a)
 }
 
