@@ -106,6 +106,8 @@ func WithErrorHandler(f func(ctx context.Context, err error)) AsyncOption {
 // returns an error wrapping ErrSyncOnly. The listener's other interfaces
 // (Preparer, WriteErrorHandler, TagEnforcer) are not passed on.
 //
+// Inside repo.Transaction, the events wait for the commit (see Hold).
+//
 // Delivery is best effort: events still queued when the process ends, or
 // when Close gives up, are lost, and so is an event dropped on overflow.
 // Events that must not be lost belong in the outbox (package outbox),
@@ -218,13 +220,18 @@ func (a *AsyncListener) accept(r *registration) {
 // AsyncListener for what is copied. When the queue is full it blocks,
 // drops or fails, as WithOverflow says. It returns an error wrapping
 // ErrSyncOnly for a Before* event, ErrClosed once Close has begun, and
-// the context's error when ctx is done while it waits for room.
+// the context's error when ctx is done while it waits for room. With a
+// context from Hold, it keeps the copy in the Held instead, to be queued
+// when the Held is released.
 func (a *AsyncListener) HandleEvent(ctx context.Context, e *Event) error {
 	if a.refusal != nil {
 		return a.refusal
 	}
 	if e.Type.Before() {
 		return fmt.Errorf("events: %v refused by an async %T: %w", e.Type, a.l, ErrSyncOnly)
+	}
+	if h := heldIn(ctx); h != nil && h.hold(a, ctx, e) {
+		return nil // queued when the transaction commits: see Hold
 	}
 	a.mu.Lock()
 	if a.closed {
@@ -235,17 +242,7 @@ func (a *AsyncListener) HandleEvent(ctx context.Context, e *Event) error {
 	a.mu.Unlock()
 	defer a.senders.Done()
 
-	it := &asyncItem{e: *e, ctx: asyncContext{Context: a.life, values: context.WithoutCancel(ctx)}}
-	it.e.Document = slices.Clone(e.Document)
-	it.e.Batch = slices.Clone(e.Batch)
-	it.e.Keep = slices.Clone(e.Keep)
-	it.e.Extra = slices.Clone(e.Extra)
-	it.e.Tombstone = slices.Clone(e.Tombstone)
-	it.e.Guards = slices.Clone(e.Guards)
-	if e.Collation != nil {
-		c := *e.Collation
-		it.e.Collation = &c
-	}
+	it := &asyncItem{e: copyEvent(e), ctx: asyncContext{Context: a.life, values: context.WithoutCancel(ctx)}}
 	select {
 	case a.queue <- it:
 		return nil
@@ -266,6 +263,23 @@ func (a *AsyncListener) HandleEvent(ctx context.Context, e *Event) error {
 	case <-ctx.Done():
 		return fmt.Errorf("events: %v event not queued, the queue is full: %w", e.Type, ctx.Err())
 	}
+}
+
+// copyEvent returns a copy of e that shares none of the memory
+// AsyncListener says is the listener's own.
+func copyEvent(e *Event) Event {
+	c := *e
+	c.Document = slices.Clone(e.Document)
+	c.Batch = slices.Clone(e.Batch)
+	c.Keep = slices.Clone(e.Keep)
+	c.Extra = slices.Clone(e.Extra)
+	c.Tombstone = slices.Clone(e.Tombstone)
+	c.Guards = slices.Clone(e.Guards)
+	if e.Collation != nil {
+		col := *e.Collation
+		c.Collation = &col
+	}
+	return c
 }
 
 // Dropped returns the number of events dropped because the queue was full

@@ -22,8 +22,8 @@ type Book struct {
 
 // exampleDB starts an embedded server and returns a fresh database on it,
 // and what to call when done.
-func exampleDB(ctx context.Context) (*mongo.Database, func()) {
-	srv, err := mongotest.NewServer(ctx)
+func exampleDB(ctx context.Context, opts ...mongotest.Option) (*mongo.Database, func()) {
+	srv, err := mongotest.NewServer(ctx, opts...)
 	if err != nil {
 		panic(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-var single clientCache
+var single clientCache[bool]
 
 // OneConnection reports whether client opens at most one connection to
 // each server (maxPoolSize 1), so that the server runs its commands one at

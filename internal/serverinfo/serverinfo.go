@@ -10,7 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-var atomicCache clientCache
+var atomicCache clientCache[bool]
 
 // AtomicWrites reports whether the server applies a filtered write (a
 // findAndModify, or an update filtered on a version) atomically across
