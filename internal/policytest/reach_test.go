@@ -79,9 +79,9 @@ func newReachFixture(t *testing.T) *reachFixture {
 	return f
 }
 
-// run aggregates p over products under ctx and returns the error and the
-// pipeline sent, or nil when nothing was sent.
-func (f *reachFixture) run(ctx context.Context, p any) (error, bson.Raw) {
+// run aggregates p over products under ctx and returns the pipeline sent,
+// or nil when nothing was sent, and the error.
+func (f *reachFixture) run(ctx context.Context, p any) (bson.Raw, error) {
 	f.mu.Lock()
 	f.sent = nil
 	f.mu.Unlock()
@@ -90,9 +90,9 @@ func (f *reachFixture) run(ctx context.Context, p any) (error, bson.Raw) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.sent) == 0 {
-		return err, nil
+		return nil, err
 	}
-	return err, f.sent[0].Lookup("pipeline").Array()
+	return f.sent[0].Lookup("pipeline").Array(), err
 }
 
 func TestReachingStagesOfAnUngovernedModel(t *testing.T) {
@@ -135,7 +135,7 @@ func TestReachingStagesOfAnUngovernedModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err, sent := f.run(c.ctx, mongo.Pipeline{c.stage})
+			sent, err := f.run(c.ctx, mongo.Pipeline{c.stage})
 			if c.refused != nil {
 				assert.ErrorIs(t, err, c.refused)
 				assert.Nil(t, sent, "nothing is sent")
@@ -155,7 +155,7 @@ func TestReachingStagesOfAnUngovernedModel(t *testing.T) {
 func TestMergeIntoAnEncryptedCollectionByDatabase(t *testing.T) {
 	f := newReachFixture(t)
 	db := f.products.Collection().Database().Name()
-	err, sent := f.run(ctx, mongo.Pipeline{{{Key: "$merge", Value: bson.M{"into": bson.M{"db": db, "coll": "secrets"}}}}})
+	sent, err := f.run(ctx, mongo.Pipeline{{{Key: "$merge", Value: bson.M{"into": bson.M{"db": db, "coll": "secrets"}}}}})
 	assert.ErrorIs(t, err, encryption.ErrEncryptedField)
 	assert.Nil(t, sent)
 }

@@ -120,9 +120,6 @@ func (w *wired) plugin(f func(ctx context.Context, e *events.Event) error, opts 
 	w.bus.Register(events.ListenerFunc(f), opts...)
 }
 
-// tenantAll is an admin context: every tenant, but no WithDeleted.
-func tenantAll() context.Context { return tenancy.AllTenants(ctx) }
-
 // wire records the commands a client sends.
 type wireLog struct {
 	mu   sync.Mutex

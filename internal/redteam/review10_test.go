@@ -155,6 +155,7 @@ type JSONContact struct {
 func TestR10RegistryNamesEncryptedFieldsOtherwise(t *testing.T) {
 	db := srv.Database(t)
 	reg := bson.NewRegistry()
+	//lint:ignore SA1019 a registry a user can still build with driver v1
 	sc, err := bsoncodec.NewStructCodec(bsoncodec.JSONFallbackStructTagParser)
 	require.NoError(t, err)
 	reg.RegisterKindEncoder(reflect.Struct, sc)
