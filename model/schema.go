@@ -44,6 +44,9 @@ type Schema struct {
 	Tenant *Field
 	// Encrypted are the fields with an `encrypt` tag (see EncryptedField).
 	Encrypted []EncryptedField
+	// Indexes are the indexes the `index` tags and the Indexes method
+	// declare (see Index), tags first, in declaration order.
+	Indexes []Index
 }
 
 // Field is one BSON field of a model.
@@ -107,17 +110,22 @@ func parse(t reflect.Type) (*Schema, error) {
 	}
 	s := &Schema{Type: t, Struct: t.Elem()}
 	s.Collection = mgm.CollName(reflect.New(s.Struct).Interface().(mgm.Model))
-	if err := s.walk(s.Struct, nil, map[reflect.Type]bool{}); err != nil {
+	var idx []indexTag
+	if err := s.walk(s.Struct, nil, map[reflect.Type]bool{}, &idx); err != nil {
 		return nil, err
 	}
 	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := s.buildIndexes(idx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // walk collects the BSON fields of st, descending into inline structs.
-func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool) error {
+// The fields' index tags are appended to idx.
+func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool, idx *[]indexTag) error {
 	if seen[st] {
 		return nil
 	}
@@ -131,7 +139,8 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
 		encTag, hasEnc := sf.Tag.Lookup("encrypt")
 		sdTag, hasSD := sf.Tag.Lookup("softdelete")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD
+		ixTag, hasIx := sf.Tag.Lookup("index")
+		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIx
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -147,9 +156,9 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant or encrypt field")
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant, encrypt or index field")
 			}
-			if err := s.walk(sf.Type, index, seen); err != nil {
+			if err := s.walk(sf.Type, index, seen, idx); err != nil {
 				return err
 			}
 			continue
@@ -189,6 +198,13 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 				return err
 			}
 			s.Audit = append(s.Audit, a)
+		}
+		if hasIx {
+			t, err := parseIndexTag(s, f, ixTag)
+			if err != nil {
+				return err
+			}
+			*idx = append(*idx, t)
 		}
 		if hasTenant {
 			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD); err != nil {

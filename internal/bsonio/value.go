@@ -3,6 +3,7 @@ package bsonio
 import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
+	"go.mongodb.org/mongo-driver/bson/bsontype"
 )
 
 // MarshalValue returns v encoded with registry reg as a field's value, as
@@ -14,4 +15,19 @@ func MarshalValue(reg *bsoncodec.Registry, v any) (bson.RawValue, error) {
 		return bson.RawValue{}, err
 	}
 	return doc.LookupErr("v")
+}
+
+// Number returns v as a float64 when it is an int32, an int64 or a double
+// that is not NaN.
+func Number(v bson.RawValue) (float64, bool) {
+	switch v.Type {
+	case bsontype.Int32:
+		return float64(v.Int32()), true
+	case bsontype.Int64:
+		return float64(v.Int64()), true
+	case bsontype.Double:
+		f := v.Double()
+		return f, f == f
+	}
+	return 0, false
 }
