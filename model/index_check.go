@@ -6,7 +6,6 @@ import (
 
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
@@ -97,7 +96,7 @@ func fromModel(m mongo.IndexModel) (Index, string) {
 // keyValue returns an index key's value as an int32 direction or a string
 // index type.
 func keyValue(v bson.RawValue) (any, bool) {
-	if v.Type == bsontype.String {
+	if v.Type == bson.TypeString {
 		return v.StringValue(), true
 	}
 	f, ok := bsonio.Number(v)

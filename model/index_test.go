@@ -140,3 +140,5 @@ func TestIndexesAreCopied(t *testing.T) {
 		t.Fatal("changing one schema's indexes changed the cache")
 	}
 }
+
+var _ = badUnexported{}.n // read only through reflection

@@ -7,7 +7,6 @@ import (
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 )
 
 // indexSpec is what New compares of two indexes: the fields of a
@@ -86,7 +85,7 @@ func valueString(v bson.RawValue) string {
 		for i, e := range elems {
 			keys[i] = bson.E{Key: e.Key(), Value: e.Value()}
 		}
-		if v.Type == bsontype.EmbeddedDocument && len(elems) > 0 && isKeyDoc(elems) {
+		if v.Type == bson.TypeEmbeddedDocument && len(elems) > 0 && isKeyDoc(elems) {
 			for i, e := range elems {
 				keys[i].Value = valueString(e.Value())
 			}
@@ -107,7 +106,7 @@ func valueString(v bson.RawValue) string {
 // strings), which are written as {a: 1}.
 func isKeyDoc(elems []bson.RawElement) bool {
 	for _, e := range elems {
-		if _, ok := bsonio.Number(e.Value()); !ok && e.Value().Type != bsontype.String {
+		if _, ok := bsonio.Number(e.Value()); !ok && e.Value().Type != bson.TypeString {
 			return false
 		}
 	}
@@ -124,7 +123,7 @@ func equalValues(a, b bson.RawValue) bool {
 	if a.Type != b.Type {
 		return false
 	}
-	if a.Type != bsontype.EmbeddedDocument && a.Type != bsontype.Array {
+	if a.Type != bson.TypeEmbeddedDocument && a.Type != bson.TypeArray {
 		return bytes.Equal(a.Value, b.Value)
 	}
 	ea, _ := bson.Raw(a.Value).Elements()

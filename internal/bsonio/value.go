@@ -3,7 +3,6 @@ package bsonio
 import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
-	"go.mongodb.org/mongo-driver/bson/bsontype"
 )
 
 // MarshalValue returns v encoded with registry reg as a field's value, as
@@ -21,11 +20,11 @@ func MarshalValue(reg *bsoncodec.Registry, v any) (bson.RawValue, error) {
 // that is not NaN.
 func Number(v bson.RawValue) (float64, bool) {
 	switch v.Type {
-	case bsontype.Int32:
+	case bson.TypeInt32:
 		return float64(v.Int32()), true
-	case bsontype.Int64:
+	case bson.TypeInt64:
 		return float64(v.Int64()), true
-	case bsontype.Double:
+	case bson.TypeDouble:
 		f := v.Double()
 		return f, f == f
 	}
