@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,15 +218,30 @@ func (t *indexTag) set(key, val string) string {
 	return ""
 }
 
-// buildIndexes turns the fields' index tags into indexes, adds those of
-// the model's Indexes method, and checks them all.
-func (s *Schema) buildIndexes(tags []indexTag) error {
+// hasIndexTag reports whether sf has an `index` tag.
+func hasIndexTag(sf reflect.StructField) bool {
+	_, ok := sf.Tag.Lookup("index")
+	return ok
+}
+
+// buildIndexes turns the stored fields' index tags into indexes, adds
+// those of the model's Indexes method, and checks them all.
+func (s *Schema) buildIndexes() error {
+	var tags []indexTag
+	for _, f := range s.Fields {
+		tag, ok := s.Struct.FieldByIndex(f.Index).Tag.Lookup("index")
+		if !ok {
+			continue
+		}
+		t, err := parseIndexTag(s, f, tag)
+		if err != nil {
+			return err
+		}
+		tags = append(tags, t)
+	}
 	var order []string // index names in the order their first member appears
 	groups := map[string][]indexTag{}
 	for _, t := range tags {
-		if !s.has(t.field) {
-			continue // shadowed by a shallower field of the same name
-		}
 		key := t.name
 		if key == "" {
 			key = "\x00" + t.field.BSON // unnamed: an index of its own

@@ -110,22 +110,20 @@ func parse(t reflect.Type) (*Schema, error) {
 	}
 	s := &Schema{Type: t, Struct: t.Elem()}
 	s.Collection = mgm.CollName(reflect.New(s.Struct).Interface().(mgm.Model))
-	var idx []indexTag
-	if err := s.walk(s.Struct, nil, map[reflect.Type]bool{}, &idx); err != nil {
+	if err := s.walk(s.Struct, nil, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if err := s.buildIndexes(idx); err != nil {
+	if err := s.buildIndexes(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // walk collects the BSON fields of st, descending into inline structs.
-// The fields' index tags are appended to idx.
-func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool, idx *[]indexTag) error {
+func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool) error {
 	if seen[st] {
 		return nil
 	}
@@ -139,8 +137,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool,
 		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
 		encTag, hasEnc := sf.Tag.Lookup("encrypt")
 		sdTag, hasSD := sf.Tag.Lookup("softdelete")
-		ixTag, hasIx := sf.Tag.Lookup("index")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIx
+		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIndexTag(sf)
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -158,7 +155,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool,
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant, encrypt or index field")
 			}
-			if err := s.walk(sf.Type, index, seen, idx); err != nil {
+			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
 			}
 			continue
@@ -198,13 +195,6 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool,
 				return err
 			}
 			s.Audit = append(s.Audit, a)
-		}
-		if hasIx {
-			t, err := parseIndexTag(s, f, ixTag)
-			if err != nil {
-				return err
-			}
-			*idx = append(*idx, t)
 		}
 		if hasTenant {
 			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD); err != nil {
