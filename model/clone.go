@@ -26,6 +26,16 @@ func (s *Schema) clone() *Schema {
 	for i := range c.Encrypted {
 		c.Encrypted[i].Field = cloneField(c.Encrypted[i].Field)
 	}
+	c.Indexes = slices.Clone(s.Indexes)
+	for i := range c.Indexes {
+		ix := &c.Indexes[i]
+		ix.Keys = slices.Clone(ix.Keys)
+		ix.PartialFilter = slices.Clone(ix.PartialFilter)
+		if ix.ExpireAfterSeconds != nil {
+			secs := *ix.ExpireAfterSeconds
+			ix.ExpireAfterSeconds = &secs
+		}
+	}
 	c.ID = c.same(s.ID)
 	if s.Tenant != nil {
 		t := cloneField(*s.Tenant)

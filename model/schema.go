@@ -44,6 +44,9 @@ type Schema struct {
 	Tenant *Field
 	// Encrypted are the fields with an `encrypt` tag (see EncryptedField).
 	Encrypted []EncryptedField
+	// Indexes are the indexes the `index` tags and the Indexes method
+	// declare (see Index), tags first, in declaration order.
+	Indexes []Index
 }
 
 // Field is one BSON field of a model.
@@ -113,6 +116,9 @@ func parse(t reflect.Type) (*Schema, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if err := s.buildIndexes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -131,7 +137,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
 		encTag, hasEnc := sf.Tag.Lookup("encrypt")
 		sdTag, hasSD := sf.Tag.Lookup("softdelete")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD
+		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIndexTag(sf)
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -147,7 +153,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant or encrypt field")
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant, encrypt or index field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err

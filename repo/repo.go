@@ -132,6 +132,7 @@ type config struct {
 	noEvents bool
 	retries  int
 	versions sequence.Strategy
+	indexes  bool
 	// unenforced are policy tags the caller lets go unenforced.
 	unenforced []string
 }
@@ -253,6 +254,11 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	}
 	if err := claimCollection(coll.Database().Name(), coll.Name(), s, c.unenforced); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+	}
+	if c.indexes {
+		if err := ensureIndexes(s, coll.Collection); err != nil {
+			return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+		}
 	}
 	return &Repository[T]{bus: bus, coll: coll, schema: s, reg: c.registry, events: !c.noEvents, retry: c.retries, vstrat: c.versions, unenforced: c.unenforced,
 		sweep: &claimSweeper{claims: coll.Database().Collection(coll.Name() + ".versions")}, oid: objectIDField(s, c.registry)}, nil

@@ -15,3 +15,18 @@ func MarshalValue(reg *bsoncodec.Registry, v any) (bson.RawValue, error) {
 	}
 	return doc.LookupErr("v")
 }
+
+// Number returns v as a float64 when it is an int32, an int64 or a double
+// that is not NaN.
+func Number(v bson.RawValue) (float64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return float64(v.Int32()), true
+	case bson.TypeInt64:
+		return float64(v.Int64()), true
+	case bson.TypeDouble:
+		f := v.Double()
+		return f, f == f
+	}
+	return 0, false
+}
