@@ -77,10 +77,10 @@ func WithClock(now func() time.Time) Option {
 //     is WithDeleted: reads, counts, Distinct, Aggregate, Watch (on the
 //     change's full document), updates and deletes. FindByID of a marked
 //     document gives repo.ErrNotFound. Save and Update of a model whose
-//     document is marked write nothing and give ErrDeleted (the write is guarded, see events.Event.Guards). An
-//     aggregate stage that reads another collection ($lookup, $graphLookup,
-//     $unionWith), which the condition cannot reach, is refused with
-//     events.ErrUnguardedQuery unless WithDeleted.
+//     document is marked write nothing and give ErrDeleted (the write is guarded, see events.Event.Guards). A
+//     stage of any model's pipeline that reads a soft-deleted collection
+//     skips its marked documents unless WithDeleted, and one that writes
+//     it ($out, $merge) is refused unless HardDelete (see listeners/policy).
 //   - HardDelete(ctx) deletes for real; with WithDeleted too it purges
 //     marked documents.
 //   - What a listener adds to a write (events.Event's Extra and Tombstone)

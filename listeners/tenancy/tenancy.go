@@ -20,7 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
-// Errors of the Tenancy policy. An aggregate stage that reaches another
+// Errors of the Tenancy policy. An aggregate stage that writes a tenant
 // collection, or a collation, gives events.ErrUnguardedQuery.
 var (
 	// ErrNoTenant: the context names no tenant (and is not AllTenants), so
@@ -97,8 +97,10 @@ func WithResolver(r Resolver) Option {
 //     Distinct, updates, deletes, replaces, find-and-modify. No user filter
 //     can widen a conjunction. A collation other than "simple" is refused
 //     (ErrUnguardedQuery): it could make the tenant match another.
-//   - Aggregate gets a leading $match on the tenant; a stage that reaches
-//     another collection is refused with ErrUnguardedQuery. Watch gets one
+//   - Aggregate gets a leading $match on the tenant; a stage of any
+//     model's pipeline that reads a tenant collection is confined to the
+//     tenant, and one that writes it is refused (ErrUnguardedQuery; see
+//     listeners/policy). Watch gets one
 //     on the change's full document (fullDocument.<field>), so a change
 //     without the full document of a tenant's document is not delivered.
 //   - Inserts, Save and Update stamp the tenant on a model that has none; a
