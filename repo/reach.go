@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/mql"
 )
 
@@ -16,7 +17,7 @@ import (
 // a tag go, knowingly.
 func (r *Repository[T]) checkReaches(pipeline any) error {
 	db := r.coll.Database().Name()
-	regs := r.bus.Listeners(r.schema.Type)
+	var regs []events.Registration // read once, when a stage needs them
 	_, err := mql.Reaches(pipeline, func(s *mql.Reach) error {
 		in := db
 		if s.DB != "" {
@@ -26,6 +27,9 @@ func (r *Repository[T]) checkReaches(pipeline any) error {
 			return nil
 		}
 		for _, tag := range governedBy(in, s.Coll) {
+			if regs == nil {
+				regs = r.bus.Listeners(r.schema.Type)
+			}
 			if !enforces(regs, tag) && !slices.Contains(r.unenforced, tag) {
 				return fmt.Errorf("%s: %s reaches collection %q of database %q, whose models need a policy for %q, and none on this repository's bus runs for %v: the stage would be sent unconfined; register that policy for every model: %w",
 					s.Where, s.Stage, s.Coll, in, tag, r.schema.Type, ErrUnenforced)

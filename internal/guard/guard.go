@@ -1,45 +1,14 @@
-// Package guard holds what the policies share: finding stages and keys in
-// the BSON a query will send, and confining a pipeline with a leading
-// $match.
+// Package guard holds what the policies share: finding keys in the BSON a
+// query will send, and refusing what a listener adds to a write over a
+// field a policy governs.
 package guard
 
 import (
-	"fmt"
 	"slices"
 
-	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/model"
-	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 )
-
-// ReadingStages read another collection, and WritingStages write one.
-var (
-	ReadingStages = []string{"$lookup", "$graphLookup", "$unionWith"}
-	WritingStages = []string{"$out", "$merge"}
-)
-
-// RefuseStages returns an error wrapping events.ErrUnguardedQuery when any of
-// names is used anywhere in pipeline ($facet and sub-pipelines included),
-// judged on the BSON the driver will send, or when the pipeline cannot be
-// read.
-func RefuseStages(pipeline any, why string, names ...string) error {
-	st, err := mql.Stages(pipeline)
-	if err != nil {
-		return fmt.Errorf("%w: %w", events.ErrUnguardedQuery, err)
-	}
-	for i, s := range st {
-		raw, err := bsonio.Marshal(registry, s)
-		if err != nil {
-			return fmt.Errorf("%w: pipeline stage %d: %w", events.ErrUnguardedQuery, i, err)
-		}
-		if k := KeyIn(raw, names, 0); k != "" {
-			return fmt.Errorf("%w: %s %s", events.ErrUnguardedQuery, k, why)
-		}
-	}
-	return nil
-}
 
 // KeyIn returns the first of names that is a key anywhere in doc.
 func KeyIn(doc bson.Raw, names []string, depth int) string {
