@@ -29,7 +29,8 @@ func versionsOf(name string) bson.M { return bson.M{"seq": name, "v": bson.M{"$e
 // their own clients and many goroutines take numbers one claim each, with
 // 3 claims kept per sequence, while the claims are counted. No number is
 // handed out twice, and the claims stay within 2×3 at rest, plus the
-// claims settled while a prune runs (11 at most seen here, of 225).
+// claims settled while a prune runs (11 at most seen here, of 225), and
+// the floors of prunes that overlapped stay as few.
 func TestClaimsStayBounded(t *testing.T) {
 	const keep, allocs, goroutines, each = 3, 3, 3, 25
 	ctx := context.Background()
@@ -90,7 +91,12 @@ func TestClaimsStayBounded(t *testing.T) {
 		"while running: 2×keep plus what is settled while a prune runs (about one claim per writer)")
 	floors, err := db.Collection("counters.floors").CountDocuments(ctx, bson.M{})
 	require.NoError(t, err)
-	assert.LessOrEqual(t, floors, int64(allocs), "one floor, and those of prunes under way")
+	// Prunes run concurrently, several per allocator: a lower floor
+	// inserted after a higher prune deleted the ones below it stays until
+	// the next prune. At rest there is the highest floor plus at most one
+	// such leftover per prune that overlapped another (about one per
+	// writer), never a number that grows with the claims.
+	assert.LessOrEqual(t, floors, int64(1+allocs*goroutines), "the highest floor, and those left by overlapping prunes")
 }
 
 // TestStaleHintAfterPruning: an allocator whose newest claim was pruned
