@@ -233,3 +233,28 @@ func identifiers(f *ast.File) []string {
 	})
 	return out
 }
+
+// TestGuidesLinkToCookbook: every guide and the README link to the
+// cookbook, and each link names one of its questions.
+func TestGuidesLinkToCookbook(t *testing.T) {
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\]\((?:docs/)?cookbook\.md(?:#([a-z0-9_-]+))?\)`)
+	for _, f := range append(files, "../README.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			checkLink(t, f, "cookbook.md", m[1])
+		}
+		if len(re.FindAllString(string(b), -1)) == 0 && f != "cookbook.md" && !slices.Contains(unlinked, f) {
+			t.Errorf("%s does not link to the cookbook", f)
+		}
+	}
+}
+
+// unlinked are the guides with no task of the cookbook.
+var unlinked = []string{"outbox-nats.md", "performance.md", "support.md"}
