@@ -168,16 +168,19 @@ func demo(ctx context.Context, out io.Writer, uri, dbName string) error {
 		}
 	}
 	fmt.Fprintf(out, "   -> %d numbers, %d distinct, from %d to %d\n", len(all), distinct, all[0], all[len(all)-1])
+	if err := demoPage(ctx, out, users); err != nil {
+		return err
+	}
 	quiet = false
 
-	fmt.Fprintln(out, "\n5. An order with a formatted number")
+	fmt.Fprintln(out, "\n6. An order with a formatted number")
 	o := &Order{Item: "book"}
 	if err := orders.Insert(ctx, o); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "   -> order number %s\n", o.No)
 
-	fmt.Fprintln(out, "\n6. Delete the first user: BeforeDelete, then AfterDelete")
+	fmt.Fprintln(out, "\n7. Delete the first user: BeforeDelete, then AfterDelete")
 	if err := users.Delete(ctx, found); err != nil {
 		return err
 	}

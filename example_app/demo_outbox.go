@@ -46,13 +46,13 @@ func (p *Purchase) Pay() {
 // the process stops; a relay started later delivers every event to
 // JetStream, and a consumer prints them in order.
 func demoOutbox(ctx context.Context, out io.Writer, db *mongo.Database) error {
-	fmt.Fprintln(out, "\n11. The outbox: three purchases placed, one paid, one cancelled; no relay runs")
+	fmt.Fprintln(out, "\n12. The outbox: three purchases placed, one paid, one cancelled; no relay runs")
 	if err := writePurchases(ctx, out, db); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "   -> the process stops here, before anything was delivered")
 
-	fmt.Fprintln(out, "\n12. Later, a relay delivers every stored event to JetStream")
+	fmt.Fprintln(out, "\n13. Later, a relay delivers every stored event to JetStream")
 	nsrv, err := natstest.NewServer()
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func demoOutbox(ctx context.Context, out io.Writer, db *mongo.Database) error {
 	}
 	fmt.Fprintf(out, "   -> %d delivered, %d on a second pass; the cancelled purchase's document is gone now (%d left)\n", n, again, left)
 
-	fmt.Fprintln(out, "\n13. A consumer reads them, in order per purchase")
+	fmt.Fprintln(out, "\n14. A consumer reads them, in order per purchase")
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return err

@@ -82,7 +82,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 		return err
 	}
 
-	fmt.Fprintln(out, "\n7. Two tenants: each numbers its own customers and sees only them")
+	fmt.Fprintln(out, "\n8. Two tenants: each numbers its own customers and sees only them")
 	acme, globex := tenancy.WithTenant(ctx, "acme"), tenancy.WithTenant(ctx, "globex")
 	var ann *Customer
 	for _, c := range []struct {
@@ -118,7 +118,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	}
 	fmt.Fprintf(out, "   -> with no tenant, refused: %v\n", le.Err)
 
-	fmt.Fprintln(out, "\n8. Find by the encrypted email: the filter becomes a blind-index lookup")
+	fmt.Fprintln(out, "\n9. Find by the encrypted email: the filter becomes a blind-index lookup")
 	found, err := customers.FindOne(acme, bson.M{"email": "ann@example.com"})
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	}
 	fmt.Fprintln(out, "   -> globex looks for the same email: not found")
 
-	fmt.Fprintln(out, "\n9. What is at rest: Ann's document, read with the driver, around the repository")
+	fmt.Fprintln(out, "\n10. What is at rest: Ann's document, read with the driver, around the repository")
 	raw, err := db.Collection(ann.CollectionName()).FindOne(ctx, bson.D{{Key: "_id", Value: ann.ID}}).Raw()
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	}
 	fmt.Fprintln(out, "   -> email is AES-256-GCM ciphertext (binary subtype 8e); email_bidx, its blind index, serves the lookup")
 
-	fmt.Fprintln(out, "\n10. Soft delete and restore")
+	fmt.Fprintln(out, "\n11. Soft delete and restore")
 	if err := customers.Delete(acme, found); err != nil {
 		return err
 	}

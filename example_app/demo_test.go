@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/mongotest"
@@ -31,6 +32,21 @@ func TestDemo(t *testing.T) {
 	}
 	assert.Regexp(t, `userId=[0-9a-f-]{36} longId=1 unchanged`, s)
 
+	// The pages: the 31 users newest first, each once, with the total.
+	pages := regexp.MustCompile(`(?m)^   page (\d) of (\d+) users: longId ([\d ]+)$`).FindAllStringSubmatch(s, -1)
+	require.Len(t, pages, 4, s)
+	var listed []string
+	for i, p := range pages {
+		assert.Equal(t, strconv.Itoa(i+1), p[1])
+		assert.Equal(t, "31", p[2], "the total")
+		listed = append(listed, strings.Fields(p[3])...)
+	}
+	require.Len(t, listed, 31)
+	for i, id := range listed {
+		assert.Equal(t, strconv.Itoa(31-i), id, "newest first, none repeated or skipped")
+	}
+	assert.Contains(t, s, "-> 4 pages;")
+
 	// Part 2, the policies.
 	for _, want := range []string{
 		"acme   no=1 Ann\n",
@@ -45,7 +61,7 @@ func TestDemo(t *testing.T) {
 	} {
 		assert.Contains(t, s, want)
 	}
-	atRest := regexp.MustCompile(`(?s)9\. What is at rest.*?\n\n`).FindString(s)
+	atRest := regexp.MustCompile(`(?s)10\. What is at rest.*?\n\n`).FindString(s)
 	require.NotEmpty(t, atRest, s)
 	assert.Regexp(t, `\n   tenant +"acme"\n`, atRest)
 	assert.Regexp(t, `\n   email +\{"\$binary":\{"base64":"[^"]+","subType":"8e"\}\}\n`, atRest)

@@ -2,6 +2,7 @@ package repo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -47,4 +48,58 @@ func ExampleFindAs() {
 	// Output:
 	// Again 7
 	// Hello 3
+}
+
+// FindOneAs reads one document into another type, as FindAs reads many,
+// with Post's events and policies; none that matches is ErrNotFound.
+func ExampleFindOneAs() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+
+	posts, err := repo.New[*Post](events.NewBus(), repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	if err := posts.Insert(ctx, &Post{Title: "Hello", Views: 3}); err != nil {
+		panic(err)
+	}
+	t, err := repo.FindOneAs[PostTitle](ctx, posts, bson.D{{Key: "title", Value: "Hello"}})
+	fmt.Println(t.Title, t.Views, err)
+	_, err = repo.FindOneAs[PostTitle](ctx, posts, bson.D{{Key: "title", Value: "WIP"}})
+	fmt.Println(errors.Is(err, repo.ErrNotFound))
+	// Output:
+	// Hello 3 <nil>
+	// true
+}
+
+// FindPageAs pages documents into another type, as FindPage pages
+// models: here by offset, most viewed first, with the total.
+func ExampleFindPageAs() {
+	ctx := context.Background()
+	db, done := exampleDB(ctx)
+	defer done()
+
+	posts, err := repo.New[*Post](events.NewBus(), repo.WithDatabase(db))
+	if err != nil {
+		panic(err)
+	}
+	if err := posts.InsertMany(ctx, []*Post{{Title: "Hello", Views: 3}, {Title: "Again", Views: 7}, {Title: "Last", Views: 1}}); err != nil {
+		panic(err)
+	}
+	req := repo.PageRequest{Size: 2, Sort: bson.D{{Key: "views", Value: -1}}, Count: true}
+	for {
+		page, err := repo.FindPageAs[PostTitle](ctx, posts, bson.D{}, req)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(page.Models, "of", page.Total)
+		if !page.More {
+			break
+		}
+		req.Offset += int64(req.Size)
+	}
+	// Output:
+	// [{Again 7} {Hello 3}] of 3
+	// [{Last 1}] of 3
 }

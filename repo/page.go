@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kamva/mgm/v3"
@@ -42,8 +43,9 @@ type PageRequest struct {
 
 // Page is one page of models (Spring Data's Page, or Slice without
 // Count).
-type Page[T mgm.Model] struct {
-	// Models are the page's models, in order: at most Size of them.
+type Page[T any] struct {
+	// Models are the page's models (FindPageAs: its DTOs), in order: at
+	// most Size of them.
 	Models []T
 	// More reports whether models follow this page.
 	More bool
@@ -75,36 +77,55 @@ func (r *Repository[T]) FindPage(ctx context.Context, filter any, p PageRequest,
 }
 
 func (r *Repository[T]) findPage(ctx context.Context, o *events.Operation, filter any, p PageRequest, opts []*options.FindOptions) (*Page[T], error) {
+	return readPage(ctx, r, o, pageRead[T]{method: "FindPage", load: r.decode}, filter, p, opts)
+}
+
+// pageRead says how readPage reads a page's documents: the method it is
+// for, the projection it sends (nil: the caller's), and load, which
+// turns each document into the page's values.
+type pageRead[V any] struct {
+	method string
+	proj   bson.D
+	load   func(context.Context, *events.Event, bson.Raw) (V, error)
+}
+
+// readPage returns one page of the documents of r that match filter,
+// each loaded by how.load, and the count when p asks.
+func readPage[V any, T mgm.Model](ctx context.Context, r *Repository[T], o *events.Operation, how pageRead[V], filter any, p PageRequest, opts []*options.FindOptions) (*Page[V], error) {
 	opts = ownOptions(opts)
 	if err := needFilter(filter); err != nil {
-		return nil, r.wrap("FindPage", err)
+		return nil, r.wrap(how.method, err)
 	}
 	sort, find, err := pageOptions(p, opts)
 	if err != nil {
-		return nil, r.wrap("FindPage", err)
+		return nil, r.wrap(how.method, err)
+	}
+	if how.proj != nil {
+		find.SetProjection(withSortFields(how.proj, sort))
 	}
 	query := filter
 	if p.After != "" {
 		after, err := decodePosition(p.After, sort)
 		if err != nil {
-			return nil, r.wrap("FindPage", err)
+			return nil, r.wrap(how.method, err)
 		}
 		query = mql.And(filter, bson.E{Key: "$or", Value: keysetOr(sort, after)})
 	}
-	c, err := r.iter(ctx, query, append(opts, find), "FindPage")
+	c, err := r.iter(ctx, query, append(opts, find), how.method)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close(ctx)
-	page := &Page[T]{Total: -1}
-	for err == nil && len(page.Models) < p.Size && c.Next(ctx) {
-		page.Models = append(page.Models, c.Model())
+	page := &Page[V]{Total: -1}
+	for err == nil && len(page.Models) < p.Size && c.cur.Next(ctx) {
+		var v V
+		if v, err = how.load(ctx, c.e, c.cur.Current); err != nil {
+			break
+		}
+		page.Models = append(page.Models, v)
 		if len(page.Models) == p.Size {
 			page.Next, err = position(sort, c.cur.Current, find.Projection != nil || projects(opts))
 		}
-	}
-	if err == nil {
-		err = c.Err()
 	}
 	if err == nil && len(page.Models) == p.Size && c.cur.Next(ctx) {
 		page.More = true
@@ -113,7 +134,7 @@ func (r *Repository[T]) findPage(ctx context.Context, o *events.Operation, filte
 		err = c.cur.Err()
 	}
 	if err != nil {
-		return nil, r.wrap("FindPage", err)
+		return nil, r.wrap(how.method, err)
 	}
 	if !page.More {
 		page.Next = ""
@@ -127,6 +148,19 @@ func (r *Repository[T]) findPage(ctx context.Context, o *events.Operation, filte
 		}
 	}
 	return page, nil
+}
+
+// withSortFields returns proj with the top-level field of each sort key
+// that proj lacks, so that the page's last document holds its position.
+func withSortFields(proj, sort bson.D) bson.D {
+	out := append(bson.D(nil), proj...)
+	for _, e := range sort {
+		top, _, _ := strings.Cut(e.Key, ".")
+		if !slices.ContainsFunc(out, func(p bson.E) bool { return p.Key == top }) {
+			out = append(out, bson.E{Key: top, Value: 1})
+		}
+	}
+	return out
 }
 
 // pageOptions checks p and opts, and returns the total order and the

@@ -194,8 +194,8 @@ func TestFindPageRefusesBadRequests(t *testing.T) {
 	require.ErrorIs(t, err, encryption.ErrEncryptedField, "the policy refuses a sort on an encrypted field, as for Find")
 }
 
-// TestFindPageIsOneOperation: interceptors see FindPage and FindAs as one
-// operation each, with what they returned, and the model read past the
+// TestFindPageIsOneOperation: interceptors see FindPage, FindAs,
+// FindOneAs and FindPageAs as one operation each, with what they returned, and the model read past the
 // page to learn More publishes no AfterLoad.
 func TestFindPageIsOneOperation(t *testing.T) {
 	bus, posts, _ := setup[*Post](t, nil)
@@ -217,5 +217,11 @@ func TestFindPageIsOneOperation(t *testing.T) {
 	}
 	_, err = repo.FindAs[title](ctx, posts, bson.D{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"FindPage 2", "FindAs 3"}, ops)
+	_, err = repo.FindOneAs[title](ctx, posts, bson.D{})
+	require.NoError(t, err)
+	loads = 0
+	_, err = repo.FindPageAs[title](ctx, posts, bson.D{}, repo.PageRequest{Size: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 1, loads, "FindPageAs loads only the page's document")
+	assert.Equal(t, []string{"FindPage 2", "FindAs 3", "FindOneAs 1", "FindPageAs 1"}, ops)
 }

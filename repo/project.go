@@ -43,14 +43,9 @@ func FindAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter an
 }
 
 func findAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], o *events.Operation, filter any, opts []*options.FindOptions) ([]D, error) {
-	proj, err := projectionOf(r.schema, reflect.TypeFor[D]())
+	proj, err := projectionFor[D](r.schema, "FindAs", opts, func(o *options.FindOptions) any { return o.Projection })
 	if err != nil {
 		return nil, r.wrap("FindAs", err)
-	}
-	for i, o := range opts {
-		if o != nil && o.Projection != nil {
-			return nil, r.wrap("FindAs", fmt.Errorf("options %d set a projection, which FindAs sets from %v's fields: %w", i, reflect.TypeFor[D](), ErrInvalidArgument))
-		}
 	}
 	if proj != nil {
 		opts = append(opts[:len(opts):len(opts)], options.Find().SetProjection(proj))
@@ -62,12 +57,8 @@ func findAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], o *events
 	defer c.Close(ctx)
 	var out []D
 	for c.cur.Next(ctx) {
-		raw, err := r.afterLoad(ctx, c.e, c.cur.Current)
+		d, err := loadAs[D](ctx, r, c.e, c.cur.Current)
 		if err != nil {
-			return nil, r.wrap("FindAs", err)
-		}
-		var d D
-		if err := r.unmarshal(raw, &d); err != nil {
 			return nil, r.wrap("FindAs", err)
 		}
 		out = append(out, d)
@@ -79,6 +70,34 @@ func findAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], o *events
 		o.Returned = int64(len(out))
 	}
 	return out, nil
+}
+
+// loadAs publishes AfterLoad for raw, a document of r's model, and
+// decodes into a D the document its listeners leave.
+func loadAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], e *events.Event, raw bson.Raw) (D, error) {
+	var d D
+	raw, err := r.afterLoad(ctx, e, raw)
+	if err != nil {
+		return d, err
+	}
+	err = r.unmarshal(raw, &d)
+	return d, err
+}
+
+// projectionFor returns the projection that reads D's fields of model s
+// (nil: whole documents), and refuses opts of method that set one.
+func projectionFor[D, O any](s *model.Schema, method string, opts []*O, projection func(*O) any) (bson.D, error) {
+	d := reflect.TypeFor[D]()
+	proj, err := projectionOf(s, d)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range opts {
+		if o != nil && projection(o) != nil {
+			return nil, fmt.Errorf("options %d set a projection, which %s sets from %v's fields: %w", i, method, d, ErrInvalidArgument)
+		}
+	}
+	return proj, nil
 }
 
 var projections sync.Map // [2]reflect.Type{model, D} -> projected
@@ -103,7 +122,7 @@ func projectionOf(s *model.Schema, d reflect.Type) (bson.D, error) {
 
 func buildProjection(s *model.Schema, d reflect.Type) (bson.D, error) {
 	if d.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("FindAs[%v]: want a struct type to read %v's documents into: %w", d, s.Type, ErrInvalidArgument)
+		return nil, fmt.Errorf("DTO %v: want a struct type to read %v's documents into: %w", d, s.Type, ErrInvalidArgument)
 	}
 	keys, all, err := model.KeysOf(d)
 	if err != nil {
@@ -123,7 +142,7 @@ func buildProjection(s *model.Schema, d reflect.Type) (bson.D, error) {
 	}
 	for _, k := range keys {
 		if s.FieldByBSON(k.BSON) == nil {
-			return nil, fmt.Errorf("FindAs[%v]: field %s reads key %q, which is no field of %v: %w", d, k.Name, k.BSON, s.Type, ErrInvalidArgument)
+			return nil, fmt.Errorf("DTO %v: field %s reads key %q, which is no field of %v: %w", d, k.Name, k.BSON, s.Type, ErrInvalidArgument)
 		}
 		add(k.BSON)
 		for i := range s.Encrypted {

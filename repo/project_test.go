@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -22,22 +23,31 @@ type noteCard struct {
 	Email string `bson:"email"`
 }
 
+// watchedNotes stores pagedNotes' notes under the three policies, and
+// returns their repository and database, the commands sent, and the types
+// of the find events published for pagedNote.
+func watchedNotes(t *testing.T) (*repo.Repository[*pagedNote], *mongo.Database, *sentLog, *[]events.Type) {
+	t.Helper()
+	log := &sentLog{cmds: map[string][]bson.Raw{}}
+	bus := policyBus(t)
+	notes, db := pagedNotesIn(t, srv.Database(t, log.monitor()), bus)
+	seen := new([]events.Type)
+	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+		if e.Op == events.OpFind {
+			*seen = append(*seen, e.Type)
+		}
+		return nil
+	}), events.ForModel[*pagedNote]())
+	return notes, db, log, seen
+}
+
 // TestFindAsUnderPolicies: FindAs reads acme's live notes only, decrypted,
 // through a filter on the encrypted field too; it fails closed without a
 // tenant; it publishes the model's BeforeQuery and AfterLoad, and no
 // AfterConvert; and it sends a projection of the DTO's fields plus what
 // the policies need, and nothing more.
 func TestFindAsUnderPolicies(t *testing.T) {
-	log := &sentLog{cmds: map[string][]bson.Raw{}}
-	bus := policyBus(t)
-	notes, _ := pagedNotesIn(t, srv.Database(t, log.monitor()), bus)
-	var seen []events.Type
-	bus.Register(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
-		if e.Op == events.OpFind {
-			seen = append(seen, e.Type)
-		}
-		return nil
-	}), events.ForModel[*pagedNote]())
+	notes, _, log, seen := watchedNotes(t)
 	acme := tenancy.WithTenant(ctx, "acme")
 
 	cards, err := repo.FindAs[noteCard](acme, notes, bson.D{})
@@ -46,9 +56,9 @@ func TestFindAsUnderPolicies(t *testing.T) {
 	for _, c := range cards {
 		assert.Equal(t, "n@example.com", c.Email, "decrypted")
 	}
-	assert.Equal(t, events.BeforeQuery, seen[0])
-	assert.Len(t, seen, 6, "BeforeQuery, then AfterLoad per document")
-	assert.NotContains(t, seen, events.AfterConvert)
+	assert.Equal(t, events.BeforeQuery, (*seen)[0])
+	assert.Len(t, *seen, 6, "BeforeQuery, then AfterLoad per document")
+	assert.NotContains(t, *seen, events.AfterConvert)
 
 	finds := log.sent("find")
 	proj := finds[len(finds)-1].Lookup("projection").Document()
@@ -105,7 +115,7 @@ func TestFindAsRefuses(t *testing.T) {
 	}
 	_, err := repo.FindAs[typo](ctx, posts, bson.D{})
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)
-	assert.ErrorContains(t, err, `FindAs[repo_test.typo]: field Titel reads key "titel", which is no field of *repo_test.Post`)
+	assert.ErrorContains(t, err, `DTO repo_test.typo: field Titel reads key "titel", which is no field of *repo_test.Post`)
 	_, err = repo.FindAs[*Post](ctx, posts, bson.D{})
 	require.ErrorIs(t, err, repo.ErrInvalidArgument)
 	assert.ErrorContains(t, err, "want a struct type")

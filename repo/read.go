@@ -60,17 +60,8 @@ func (r *Repository[T]) findFirst(ctx context.Context, o *events.Operation, filt
 }
 
 func (r *Repository[T]) findOne(ctx context.Context, o *events.Operation, filter any, opts []*options.FindOneOptions) (T, error) {
-	opts = ownOptions(opts)
 	var zero T
-	e := r.event(ctx, events.OpFind)
-	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
-		func(o *options.FindOneOptions) any { return o.Projection },
-		func(o *options.FindOneOptions) *options.Collation { return o.Collation })
-	filter, err := r.query(ctx, e, filter)
-	if err != nil {
-		return zero, err
-	}
-	raw, err := r.coll.FindOne(ctx, filter, opts...).Raw()
+	e, raw, err := r.findOneRaw(ctx, filter, opts)
 	if err != nil {
 		return zero, err
 	}
@@ -79,6 +70,26 @@ func (r *Repository[T]) findOne(ctx context.Context, o *events.Operation, filter
 		o.Returned = 1
 	}
 	return m, err
+}
+
+// findOneRaw publishes BeforeQuery for filter and returns the event and
+// the first document that matches the filter its listeners leave, not yet
+// loaded (AfterLoad is the caller's).
+func (r *Repository[T]) findOneRaw(ctx context.Context, filter any, opts []*options.FindOneOptions) (*events.Event, bson.Raw, error) {
+	opts = ownOptions(opts)
+	e := r.event(ctx, events.OpFind)
+	describe(e, opts, func(o *options.FindOneOptions) any { return o.Sort },
+		func(o *options.FindOneOptions) any { return o.Projection },
+		func(o *options.FindOneOptions) *options.Collation { return o.Collation })
+	filter, err := r.query(ctx, e, filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := r.coll.FindOne(ctx, filter, opts...).Raw()
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, raw, nil
 }
 
 // decode publishes AfterLoad, decodes the document as its listeners left

@@ -13,7 +13,8 @@
 //	Find, Iter, All
 //	FindPage             as Find for the page's models (the model read past the page is not decoded),
 //	                     then, when asked, the BeforeQuery of its Count
-//	FindAs (a DTO)       BeforeQuery, then AfterLoad and the DTO's decode per document (no AfterConvert: no model)
+//	FindAs, FindOneAs,   BeforeQuery, then AfterLoad and the DTO's decode per document (no AfterConvert: no model)
+//	FindPageAs (DTOs)    (FindPageAs: the page as FindPage's, then the BeforeQuery of its Count when asked)
 //	Count, Distinct      BeforeQuery
 //	Aggregate            BeforeQuery (the pipeline), then AfterLoad (and for models AfterConvert) per result
 //	UpdateOne,           BeforeQuery, BeforeUpdate, update, AfterUpdate
