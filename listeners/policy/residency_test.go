@@ -172,3 +172,29 @@ func TestResidencyHoldsThroughStages(t *testing.T) {
 	err := products.Aggregate(ctx, mongo.Pipeline{{{Key: "$unionWith", Value: "unknown"}}}, &out)
 	require.True(t, errors.Is(err, events.ErrUnguardedQuery), "%v", err)
 }
+
+// shipmentView reads shipments without their region field.
+type shipmentView struct {
+	mgm.DefaultModel `bson:",inline"`
+	Item             string `bson:"item"`
+}
+
+func (*shipmentView) CollectionName() string { return "shipments" }
+
+// TestResidencyCollectionAgreement: a second model of the shipments
+// collection that leaves the region field out, and so would reach every
+// region's documents, is refused at repo.New, naming both models and the
+// policy, as for the built-in policies: repo agrees on the fields of any
+// policy name.
+func TestResidencyCollectionAgreement(t *testing.T) {
+	db := mongotest.Start(t).Database(t)
+	bus := events.NewBus()
+	bus.Register(NewResidency("eu"))
+	_, err := repo.New[*Shipment](bus, repo.WithDatabase(db))
+	require.NoError(t, err)
+	_, err = repo.New[*shipmentView](bus, repo.WithDatabase(db))
+	require.ErrorIs(t, err, repo.ErrUnenforced)
+	assert.ErrorContains(t, err, `policy_test.Shipment, whose "region" fields are [region], while *policy_test.shipmentView's are none`)
+	_, err = repo.New[*shipmentView](bus, repo.WithDatabase(db), repo.Unenforced("region"))
+	require.NoError(t, err, "unless it says so")
+}
