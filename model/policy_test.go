@@ -66,7 +66,8 @@ func TestPolicyFields(t *testing.T) {
 func TestPolicyTagErrors(t *testing.T) {
 	type twice struct {
 		mgm.DefaultModel `bson:",inline"`
-		X                string `bson:"x" policy:"tenant" policy:"encrypt"`
+		//lint:ignore SA5008 the repeated key is the mistake under test
+		X string `bson:"x" policy:"tenant" policy:"encrypt"`
 	}
 	type empty struct {
 		mgm.DefaultModel `bson:",inline"`
@@ -96,6 +97,7 @@ func TestPolicyTagErrors(t *testing.T) {
 		mgm.DefaultModel `bson:",inline"`
 		X                string `bson:"-" policy:"tenant"`
 	}
+	_ = unexported{}.x
 	for _, tc := range []struct {
 		t    reflect.Type
 		want string
