@@ -219,7 +219,7 @@ var _ events.Preparer = (*Encryption)(nil)
 // EnforcesPolicy marks Encryption as a policy.
 func (*Encryption) EnforcesPolicy() {}
 
-// EnforcesTags reports that Encryption enforces encrypt tags
+// EnforcesTags reports that Encryption enforces policy:"encrypt" tags
 // (events.TagEnforcer).
 func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
 

@@ -106,7 +106,7 @@ func New(opts ...Option) *SoftDelete {
 // EnforcesPolicy marks SoftDelete as an events.Policy.
 func (*SoftDelete) EnforcesPolicy() {}
 
-// EnforcesTags reports that SoftDelete enforces softdelete tags
+// EnforcesTags reports that SoftDelete enforces policy:"softdelete" tags
 // (events.TagEnforcer).
 func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
