@@ -74,10 +74,10 @@
 // field, say, or the encrypted fields). Otherwise a model without the
 // tenant field would read every tenant's documents, one without the
 // encrypted fields would write them in plaintext, one without the
-// softdelete mark would see deleted documents and delete for real. So New refuses, with
-// ErrUnenforced naming both models and the tag, a model that disagrees on
-// a tag with one that serves its collection already, in either order: the
-// second repository is refused, whichever declares more. Unenforced(tag),
+// softdelete mark would see deleted documents and delete for real. So New
+// refuses, with ErrUnenforced naming both models and the tag, a model that
+// disagrees on a tag with one that serves its collection already, in
+// either order: the second repository is refused, whichever declares more. Unenforced(tag),
 // given to either of the two, lets them disagree on that tag knowingly (an
 // admin report that reads every tenant).
 package repo
@@ -114,7 +114,8 @@ var (
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
 	// ErrUnenforced: the model has tags that only a policy gives meaning to
-	// (tenant, encrypt, softdelete), and no policy on the bus enforces them;
+	// (`policy` tags, model.NeedsPolicy), and no policy on the bus enforces
+	// them;
 	// or another repository serves its collection with other fields for
 	// such a tag (see the package doc).
 	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
