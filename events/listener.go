@@ -37,7 +37,7 @@ type Policy interface {
 }
 
 // TagEnforcer is implemented by policies that enforce a struct tag of the
-// models, such as Tenancy for `tenant`. A repository refuses to be created
+// models, such as Tenancy for `policy:"tenant"`. A repository refuses to be created
 // for a model that uses such a tag when no registered policy enforces it
 // (see Bus.Listeners): a model tagged for encryption on a bus without the
 // encryption policy would otherwise be stored in plaintext, silently. A
@@ -45,8 +45,8 @@ type Policy interface {
 // enforces no tag (Registration.Restricted). A listener that is not a
 // policy enforces none.
 type TagEnforcer interface {
-	// EnforcesTags returns the tags the policy enforces, as model.Schema's
-	// PolicyTags names them ("tenant", "encrypt", "softdelete").
+	// EnforcesTags returns the names of the policies it is, as a model's
+	// `policy` tags and NeedsPolicies name them (model.Schema.PolicyTags).
 	EnforcesTags() []string
 }
 

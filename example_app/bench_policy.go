@@ -83,9 +83,9 @@ func benchUpdateMany(env *benchEnv) ([]figure, error) {
 // BenchTenant belongs to a tenant, and may be soft-deleted.
 type BenchTenant struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	UserName         string     `bson:"userName"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // BenchSoft is BenchTenant in a collection of its own, for the soft-delete
@@ -193,8 +193,8 @@ func benchSoftDeleteFind(env *benchEnv) ([]figure, error) {
 // same model in the clear.
 type BenchSealed struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string `bson:"email" encrypt:"eq"`
-	Notes            string `bson:"notes" encrypt:""`
+	Email            string `bson:"email" policy:"encrypt,eq"`
+	Notes            string `bson:"notes" policy:"encrypt"`
 }
 
 // BenchOpen is BenchSealed without encryption.

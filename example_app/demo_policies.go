@@ -24,11 +24,11 @@ import (
 // and its email is stored encrypted yet found by equality.
 type Customer struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	No               int64      `bson:"no" auto:"inc,scope=tenant"`
 	Name             string     `bson:"name"`
-	Email            string     `bson:"email" encrypt:"eq"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Email            string     `bson:"email" policy:"encrypt,eq"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // CollectionName keeps the demo's customers apart from any of yours.
@@ -63,7 +63,7 @@ func demoPolicies(ctx context.Context, out io.Writer, db *mongo.Database) error 
 	}
 
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	if err != nil {
 		return err
 	}

@@ -27,11 +27,11 @@ import (
 type Customer struct {
 	mgm.DefaultModel `bson:",inline"`
 	outbox.Recorder  `bson:"-"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	No               int64      `bson:"no" auto:"inc,scope=tenant"`
-	Email            string     `bson:"email" encrypt:"eq"`
+	Email            string     `bson:"email" policy:"encrypt,eq"`
 	CreatedBy        string     `bson:"createdBy" audit:"createdBy"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // Validate is called by listeners.Validation before every save.
@@ -50,7 +50,7 @@ type actingUser struct{}
 func newBus(db *mongo.Database, ring encryption.Keys) (*events.Bus, *autokeys.Keys, error) {
 	who := func(ctx context.Context) (any, error) { return ctx.Value(actingUser{}), nil }
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,19 +26,24 @@ func secretNames(t reflect.Type) map[string]bool {
 		return nil
 	}
 	s, err := model.Of(t)
-	if err != nil || len(s.Encrypted) == 0 {
+	if err != nil {
 		return nil
 	}
-	names := make(map[string]bool, 2*len(s.Encrypted))
-	for i := range s.Encrypted {
-		f := &s.Encrypted[i]
+	enc := s.Policy("encrypt")
+	if len(enc) == 0 {
+		return nil
+	}
+	names := make(map[string]bool, 2*len(enc))
+	for _, f := range enc {
 		names[f.BSON] = true
-		if f.Eq {
-			names[f.BlindIndex()] = true
-		}
+		names[f.BSON+blindIndexSuffix] = true // what encryption stores beside an eq field
 	}
 	return names
 }
+
+// blindIndexSuffix names the key beside an encrypted field that holds its
+// blind index, as package encryption writes it.
+const blindIndexSuffix = "_bidx"
 
 // redactSecrets returns v, a document, a filter, an update or a pipeline, with
 // the value of every key naming one of names (or a part of it, "email.x")

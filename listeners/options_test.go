@@ -27,7 +27,7 @@ func TestOptionsAreTypedPerConstructor(t *testing.T) {
 		"autokeys.WithoutIndexes":      {autokeys.WithoutIndexes(), "autokeys.New"},
 		"autokeys.WithLogger":          {autokeys.WithLogger(nil), "autokeys.New"},
 		"autokeys.WithClock":           {autokeys.WithClock(time.Now), "autokeys.New"},
-		"autokeys.WithTenantScope":     {autokeys.WithTenantScope(nil), "autokeys.New"},
+		"autokeys.WithScopeSource":     {autokeys.WithScopeSource(nil), "autokeys.New"},
 		"autokeys.WithSequenceOptions": {autokeys.WithSequenceOptions(), "autokeys.New"},
 		"autokeys.WithAllocator":       {autokeys.WithAllocator(nil), "autokeys.New"},
 		"listeners.WithClock":          {listeners.WithClock(time.Now), "listeners.NewAuditing"},

@@ -14,20 +14,17 @@ import (
 type AuditKind uint8
 
 // The audit kinds: Spring's @CreatedDate, @LastModifiedDate, @CreatedBy and
-// @LastModifiedBy, and the soft-delete marks that softdelete.SoftDelete sets.
+// @LastModifiedBy.
 const (
 	CreatedAt AuditKind = iota + 1
 	UpdatedAt
 	CreatedBy
 	UpdatedBy
-	DeletedAt
-	DeletedBy
 )
 
 // AuditField is a field with an `audit` tag: audit:"createdAt" or
 // "updatedAt" (time.Time, *time.Time or primitive.DateTime), "createdBy" or
-// "updatedBy" (any type the auditor's value can be assigned to); or a
-// soft-delete mark: softdelete:"at" (a time type) or softdelete:"by".
+// "updatedBy" (any type the auditor's value can be assigned to).
 type AuditField struct {
 	Field
 	Kind AuditKind
@@ -42,46 +39,26 @@ var (
 func parseAudit(s *Schema, f Field, tag string) (AuditField, error) {
 	kinds := map[string]AuditKind{"createdAt": CreatedAt, "updatedAt": UpdatedAt, "createdBy": CreatedBy, "updatedBy": UpdatedBy}
 	k, ok := kinds[tag]
-	switch {
-	case tag == "deletedAt" || tag == "deletedBy":
-		return AuditField{}, s.tagErr(f.Name, `audit:"`+tag+`"`, `soft-delete marks are softdelete:"at" and softdelete:"by"`)
-	case !ok:
+	if !ok {
 		return AuditField{}, s.tagErr(f.Name, `audit:"`+tag+`"`, `unknown audit kind; want createdAt, updatedAt, createdBy or updatedBy`)
 	}
 	return auditField(s, f, k, `audit:"`+tag+`"`)
 }
 
-// parseSoftDelete reads a softdelete:"at" or softdelete:"by" tag, the
-// marks that package listeners/softdelete sets.
-func parseSoftDelete(s *Schema, f Field, tag string) (AuditField, error) {
-	label := `softdelete:"` + tag + `"`
-	var k AuditKind
-	switch tag {
-	case "at":
-		k = DeletedAt
-	case "by":
-		k = DeletedBy
-	default:
-		return AuditField{}, s.tagErr(f.Name, label, `unknown soft-delete mark; want at or by`)
-	}
-	for _, b := range s.Audit {
-		if b.Kind == k { // soft delete needs one mark
-			return AuditField{}, s.tagErr(f.Name, label, "a second "+label+" field (the first is "+b.Name+")")
-		}
-	}
-	return auditField(s, f, k, label)
-}
-
 // auditField checks that f can hold a value of kind k.
 func auditField(s *Schema, f Field, k AuditKind, label string) (AuditField, error) {
 	a := AuditField{Field: f, Kind: k}
-	if k == CreatedAt || k == UpdatedAt || k == DeletedAt {
-		if t := f.Type; t != timeType && t != timePtrType && t != dateTimeType {
+	if k == CreatedAt || k == UpdatedAt {
+		if t := f.Type; !IsTime(t) {
 			return a, s.tagErr(f.Name, label, fmt.Sprintf("needs a time.Time, *time.Time or primitive.DateTime field, not %v", t))
 		}
 	}
 	return a, nil
 }
+
+// IsTime reports whether t is a type that holds a stored time:
+// time.Time, *time.Time or primitive.DateTime.
+func IsTime(t reflect.Type) bool { return t == timeType || t == timePtrType || t == dateTimeType }
 
 // AuditOf returns the field with audit kind k, or nil.
 func (s *Schema) AuditOf(k AuditKind) *AuditField {

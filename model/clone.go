@@ -22,9 +22,10 @@ func (s *Schema) clone() *Schema {
 	for i := range c.Audit {
 		c.Audit[i].Field = cloneField(c.Audit[i].Field)
 	}
-	c.Encrypted = slices.Clone(s.Encrypted)
-	for i := range c.Encrypted {
-		c.Encrypted[i].Field = cloneField(c.Encrypted[i].Field)
+	c.Policies = slices.Clone(s.Policies)
+	for i := range c.Policies {
+		c.Policies[i].Field = cloneField(c.Policies[i].Field)
+		c.Policies[i].Options = slices.Clone(c.Policies[i].Options)
 	}
 	c.Indexes = slices.Clone(s.Indexes)
 	for i := range c.Indexes {
@@ -37,10 +38,6 @@ func (s *Schema) clone() *Schema {
 		}
 	}
 	c.ID = c.same(s.ID)
-	if s.Tenant != nil {
-		t := cloneField(*s.Tenant)
-		c.Tenant = &t
-	}
 	c.Version = nil
 	for i := range s.Auto {
 		if &s.Auto[i] == s.Version {

@@ -106,9 +106,9 @@ func keyValue(v bson.RawValue) (any, bool) {
 	return int32(f), true
 }
 
-// checkIndexes refuses two declarations of one index, and indexes that
-// another part of mgmevents makes or that cannot work: AutoKeys' unique
-// index on an inc or uuid field, and an index on an encrypted field.
+// checkIndexes refuses two declarations of one index, and AutoKeys'
+// unique index on an inc or uuid field, which AutoKeys makes. (A policy
+// refuses an index that conflicts with its fields itself.)
 func (s *Schema) checkIndexes() error {
 	byName := map[string]*Index{}
 	for i := range s.Indexes {
@@ -131,26 +131,11 @@ func (s *Schema) checkIndexes() error {
 
 // ownedKeys returns why keys may not be declared, or "".
 func (s *Schema) ownedKeys(keys bson.D) string {
-	for _, k := range keys {
-		for _, e := range s.Encrypted {
-			if k.Key == e.BSON {
-				return "field " + e.Name + " is encrypted, so an index on it orders ciphertext; encrypt:\"eq\" keeps a blind index that the encryption listener indexes"
-			}
-		}
-	}
-	for _, e := range s.Encrypted {
-		if e.Eq && sameKeys(keys, bson.D{{Key: e.BlindIndex(), Value: int32(1)}}) {
-			return "the encryption listener makes the index on " + e.BlindIndex() + " itself"
-		}
-	}
 	for _, a := range s.Auto {
 		if (a.Kind != Inc && a.Kind != UUID) || a.BSON == "_id" {
 			continue
 		}
-		var own bson.D // as autokeys makes it: the tenant, the scope fields, the field
-		if a.ScopeTenant && s.Tenant != nil {
-			own = append(own, bson.E{Key: s.Tenant.BSON, Value: int32(1)})
-		}
+		var own bson.D // as autokeys makes it: the scope fields, the field
 		for _, sc := range a.Scope {
 			own = append(own, bson.E{Key: sc.BSON, Value: int32(1)})
 		}

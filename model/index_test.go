@@ -83,10 +83,6 @@ type badAutoKey struct {
 	mgm.DefaultModel `bson:",inline"`
 	No               int64 `bson:"no" auto:"inc" index:""`
 }
-type badEncrypted struct {
-	mgm.DefaultModel `bson:",inline"`
-	Email            string `bson:"email" encrypt:"eq" index:""`
-}
 type badSameName struct {
 	mgm.DefaultModel `bson:",inline"`
 	A                int `bson:"a" index:"unique"`
@@ -114,7 +110,6 @@ func TestIndexTagErrors(t *testing.T) {
 		{model.For[*badCompoundTTL], model.ErrInvalidTag, []string{"field A", "a TTL index has a single field"}},
 		{model.For[*badUnexported], model.ErrInvalidTag, []string{"field n", "unexported"}},
 		{model.For[*badAutoKey], model.ErrInvalidIndex, []string{"badAutoKey", "field No `index:\"\"`", "AutoKeys makes the unique index {no: 1}"}},
-		{model.For[*badEncrypted], model.ErrInvalidIndex, []string{"field Email", "encrypted"}},
 		{model.For[*badSameName], model.ErrInvalidIndex, []string{"badSameName.Indexes()[0]", "also declared by field A"}},
 		{model.For[*badMapKeys], model.ErrInvalidIndex, []string{"Indexes()[0]", "use a bson.D"}},
 	} {

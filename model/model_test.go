@@ -77,26 +77,27 @@ func TestSchemaIsCachedAndParsedOnce(t *testing.T) {
 func TestSchemaCopiesShareNothing(t *testing.T) {
 	type Shared struct {
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string    `bson:"tenant" tenant:"id"`
+		Tenant           string    `bson:"tenant" policy:"tenant"`
 		N                string    `bson:"n" auto:"inc,format=N-{seq:3},scope=tenant+region"`
 		Region           string    `bson:"region"`
 		V                int64     `bson:"v" auto:"version"`
-		Email            string    `bson:"email" encrypt:"eq"`
-		Gone             time.Time `bson:"gone" softdelete:"at"`
+		Email            string    `bson:"email" policy:"encrypt,eq"`
+		Gone             time.Time `bson:"gone" policy:"softdelete,at"`
 	}
 	want, err := model.For[*Shared]()
 	require.NoError(t, err)
 	s, err := model.For[*Shared]()
 	require.NoError(t, err)
-	s.Collection, s.ID.BSON, s.Tenant.BSON, s.Version.Seq = "x", "x", "x", "x"
+	s.Collection, s.ID.BSON, s.Policies[0].BSON, s.Version.Seq = "x", "x", "x", "x"
 	s.Auto[0].Format.Prefix, s.Auto[0].Index[0], s.Fields[0].Index[0] = "x", 9, 9
-	s.Encrypted[0].Eq, s.Audit[0].Kind = false, 0
+	s.Policies[1].Options[0], s.Policies[2].Index[0] = "x", 9
 	s.Auto[0].Scope[0].BSON, s.Auto[0].Scope[0].Index[0] = "x", 9
-	s.Fields, s.Auto, s.Audit, s.Encrypted, s.Tenant, s.Version, s.ID = nil, nil, nil, nil, nil, nil, nil
+	s.Fields, s.Auto, s.Audit, s.Policies, s.Version, s.ID = nil, nil, nil, nil, nil, nil
 	again, err := model.For[*Shared]()
 	require.NoError(t, err)
 	assert.Equal(t, want, again)
-	assert.Equal(t, "tenant", again.Tenant.BSON)
+	assert.Equal(t, "tenant", again.Policy("tenant")[0].BSON)
+	assert.Equal(t, []string{"eq"}, again.Policy("encrypt")[0].Options)
 	assert.Same(t, &again.Auto[1], again.Version, "Version points into the copy's Auto")
 }
 
@@ -239,11 +240,6 @@ type (
 		mgm.DefaultModel `bson:",inline"`
 		F                int64 `bson:"f" auto:"inc,scope=f"`
 	}
-	scopeEncrypted struct {
-		mgm.DefaultModel `bson:",inline"`
-		P                string `bson:"p" encrypt:""`
-		F                int64  `bson:"f" auto:"inc,scope=p"`
-	}
 	scopeTwice struct {
 		mgm.DefaultModel `bson:",inline"`
 		P                string `bson:"p"`
@@ -288,7 +284,6 @@ func TestBadTags(t *testing.T) {
 		{reflect.TypeFor[*scopeFloat](), "scope=p: field P is a float64; a scope field is a string, an integer"},
 		{reflect.TypeFor[*scopeKey](), "scope=p: field P has an auto tag"},
 		{reflect.TypeFor[*scopeSelf](), "scope=f: a field cannot scope itself"},
-		{reflect.TypeFor[*scopeEncrypted](), "scope=p: field P is encrypted"},
 		{reflect.TypeFor[*scopeTwice](), "scope=p+p: p named twice"},
 		{reflect.TypeFor[*scopeEmpty](), "scope=p+: an empty field name"},
 		{reflect.TypeFor[*scopeSeqConflict](), `sequence "s" is also used by field A`},
@@ -319,12 +314,12 @@ func TestBadTags(t *testing.T) {
 	assert.ErrorIs(t, err, model.ErrUnsupportedType)
 }
 
-// TestScopeFields: scope= names BSON fields, with or without the tenant,
-// resolved in the tag's order.
+// TestScopeFields: scope= names BSON fields, a policy's field (the
+// tenant) like any other, resolved in the tag's order.
 func TestScopeFields(t *testing.T) {
 	type scoped struct {
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string             `bson:"tenant" tenant:"id"`
+		Tenant           string             `bson:"tenant" policy:"tenant"`
 		Project          primitive.ObjectID `bson:"projectId"`
 		DocType          int32              `bson:"docType"`
 		No               int64              `bson:"no" auto:"inc,scope=tenant+projectId+docType"`
@@ -333,11 +328,10 @@ func TestScopeFields(t *testing.T) {
 	s, err := model.Of(reflect.TypeFor[*scoped]())
 	require.NoError(t, err)
 	no, ref := s.Auto[0], s.Auto[1]
-	assert.True(t, no.ScopeTenant)
-	require.Len(t, no.Scope, 2)
-	assert.Equal(t, "projectId", no.Scope[0].BSON)
-	assert.Equal(t, "DocType", no.Scope[1].Name)
-	assert.False(t, ref.ScopeTenant)
+	require.Len(t, no.Scope, 3)
+	assert.Equal(t, "tenant", no.Scope[0].BSON)
+	assert.Equal(t, "projectId", no.Scope[1].BSON)
+	assert.Equal(t, "DocType", no.Scope[2].Name)
 	require.Len(t, ref.Scope, 1)
 	assert.Equal(t, "docType", ref.Scope[0].BSON)
 }

@@ -14,7 +14,7 @@ import (
 type needy struct {
 	mgm.DefaultModel `bson:",inline"`
 	needsOutbox      `bson:"-"`
-	Secret           string `bson:"secret" encrypt:""`
+	Secret           string `bson:"secret" policy:"encrypt"`
 }
 
 type needsOutbox struct{}
@@ -25,4 +25,97 @@ func TestPolicyTagsIncludeWhatTheModelNeeds(t *testing.T) {
 	s, err := model.Of(reflect.TypeFor[*needy]())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"encrypt", "outbox"}, s.PolicyTags(), "each tag once, the struct's tags first")
+}
+
+// TestPolicyFields: model records, per policy name, the fields and their
+// options, for any name (it knows none), and drops a field a shallower
+// one of the same BSON name shadows.
+func TestPolicyFields(t *testing.T) {
+	type Inner struct {
+		Region string `bson:"region" policy:"region,strict"`
+	}
+	type anyPolicy struct {
+		mgm.DefaultModel `bson:",inline"`
+		Inner            `bson:",inline"`
+		Region           string `bson:"region"` // shadows Inner.Region
+		Home             string `bson:"home" policy:"region,home,k=v"`
+		Team             string `bson:"team" policy:"team"`
+		Owner            string `bson:"owner" policy:"team"`
+	}
+	s, err := model.For[*anyPolicy]()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"region", "team"}, s.PolicyTags())
+	region := s.Policy("region")
+	require.Len(t, region, 1, "Inner.Region is shadowed")
+	assert.Equal(t, "home", region[0].BSON)
+	assert.Equal(t, []string{"home", "k=v"}, region[0].Options)
+	assert.True(t, region[0].Has("home"))
+	assert.False(t, region[0].Has("k"))
+	assert.Equal(t, `policy:"region,home,k=v"`, region[0].Tag)
+	team := s.Policy("team")
+	require.Len(t, team, 2)
+	assert.Equal(t, "Owner", team[1].Name)
+	assert.Nil(t, s.Policy("tenant"))
+	assert.Equal(t, "Team", s.PolicyOf("team").Name)
+	assert.Nil(t, s.PolicyOf("region"))
+}
+
+// TestPolicyTagErrors: bad syntax, an empty name and a policy key given
+// twice (which reflect.StructTag.Lookup would drop silently) are refused
+// with the type and the field named.
+func TestPolicyTagErrors(t *testing.T) {
+	type twice struct {
+		mgm.DefaultModel `bson:",inline"`
+		//lint:ignore SA5008 the repeated key is the mistake under test
+		X string `bson:"x" policy:"tenant" policy:"encrypt"`
+	}
+	type empty struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"x" policy:""`
+	}
+	type noName struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"x" policy:",eq"`
+	}
+	type badName struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"x" policy:"ten ant"`
+	}
+	type emptyOption struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"x" policy:"encrypt,"`
+	}
+	type optionTwice struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"x" policy:"encrypt,eq,eq"`
+	}
+	type unexported struct {
+		mgm.DefaultModel `bson:",inline"`
+		x                string `policy:"tenant"`
+	}
+	type skipped struct {
+		mgm.DefaultModel `bson:",inline"`
+		X                string `bson:"-" policy:"tenant"`
+	}
+	_ = unexported{}.x
+	for _, tc := range []struct {
+		t    reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[*twice](), "field X"},
+		{reflect.TypeFor[*empty](), "no policy name"},
+		{reflect.TypeFor[*noName](), "no policy name"},
+		{reflect.TypeFor[*badName](), `policy name "ten ant"`},
+		{reflect.TypeFor[*emptyOption](), "an empty option"},
+		{reflect.TypeFor[*optionTwice](), `option "eq" given twice`},
+		{reflect.TypeFor[*unexported](), "unexported"},
+		{reflect.TypeFor[*skipped](), `bson:"-"`},
+	} {
+		_, err := model.Of(tc.t)
+		require.ErrorIs(t, err, model.ErrInvalidTag, tc.t.String())
+		assert.ErrorContains(t, err, tc.t.String(), "the type is named")
+		assert.ErrorContains(t, err, tc.want)
+	}
+	_, err := model.Of(reflect.TypeFor[*twice]())
+	assert.ErrorContains(t, err, "the policy key is given twice")
 }

@@ -39,11 +39,9 @@ type Schema struct {
 	Audit []AuditField
 	// Version is the `auto:"version"` field, or nil.
 	Version *AutoField
-	// Tenant is the `tenant:"id"` field, which holds the tenant a document
-	// belongs to, or nil.
-	Tenant *Field
-	// Encrypted are the fields with an `encrypt` tag (see EncryptedField).
-	Encrypted []EncryptedField
+	// Policies are the fields with a `policy` tag (see PolicyField), in
+	// declaration order.
+	Policies []PolicyField
 	// Indexes are the indexes the `index` tags and the Indexes method
 	// declare (see Index), tags first, in declaration order.
 	Indexes []Index
@@ -134,10 +132,11 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		index := append(append([]int(nil), prefix...), i)
 		autoTag, hasAuto := sf.Tag.Lookup("auto")
 		auditTag, hasAudit := sf.Tag.Lookup("audit")
-		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
-		encTag, hasEnc := sf.Tag.Lookup("encrypt")
-		sdTag, hasSD := sf.Tag.Lookup("softdelete")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIndexTag(sf)
+		policyTag, hasPolicy, err := s.policyTag(sf)
+		if err != nil {
+			return err
+		}
+		tagged := hasAuto || hasAudit || hasPolicy || hasIndexTag(sf)
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -153,7 +152,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
-				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, softdelete, tenant, encrypt or index field")
+				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, policy or index field")
 			}
 			if err := s.walk(sf.Type, index, seen); err != nil {
 				return err
@@ -175,13 +174,6 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			}
 			s.Auto = append(s.Auto, a)
 		}
-		if hasEnc {
-			e, err := parseEncrypt(s, f, sf, encTag)
-			if err != nil {
-				return err
-			}
-			s.Encrypted = append(s.Encrypted, e)
-		}
 		if hasAudit {
 			a, err := parseAudit(s, f, auditTag)
 			if err != nil {
@@ -189,17 +181,12 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			}
 			s.Audit = append(s.Audit, a)
 		}
-		if hasSD {
-			a, err := parseSoftDelete(s, f, sdTag)
+		if hasPolicy {
+			p, err := parsePolicy(s, f, policyTag)
 			if err != nil {
 				return err
 			}
-			s.Audit = append(s.Audit, a)
-		}
-		if hasTenant {
-			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD); err != nil {
-				return err
-			}
+			s.Policies = append(s.Policies, p)
 		}
 	}
 	return nil
@@ -272,9 +259,6 @@ func (s *Schema) check() error {
 	if err := s.checkDateFields(); err != nil {
 		return err
 	}
-	if s.Tenant != nil && !s.has(*s.Tenant) {
-		s.Tenant = nil // shadowed by a shallower field of the same name
-	}
 	seqs := map[string]*AutoField{}
 	for i := range s.Auto {
 		a := &s.Auto[i]
@@ -292,9 +276,6 @@ func (s *Schema) check() error {
 				return s.tagErr(a.Name, a.Tag, fmt.Sprintf("sequence %q is also used by field %s with other start, batch or scope options", a.Seq, prev.Name))
 			}
 			seqs[a.Seq] = a
-			if a.ScopeTenant && s.Tenant == nil {
-				return s.tagErr(a.Name, a.Tag, `scope=tenant needs a tenant field (tenant:"id") in the model`)
-			}
 		}
 	}
 	if len(s.Auto) > 64 {
@@ -310,32 +291,6 @@ func (s *Schema) has(f Field) bool {
 		}
 	}
 	return false
-}
-
-// PolicyTags returns the tags of the model that only a policy listener
-// gives meaning to, by tag key: "tenant" for a tenant:"id" field,
-// "encrypt" for encrypted fields, "softdelete" for a soft-delete mark, and
-// what the model says it needs (NeedsPolicy; "outbox" for a model that
-// embeds outbox.Recorder). Without the policy
-// they would be ignored, and the data left unprotected, so repositories
-// refuse such a model on a bus where no policy enforces them.
-func (s *Schema) PolicyTags() []string {
-	var tags []string
-	if s.Tenant != nil {
-		tags = append(tags, "tenant")
-	}
-	if len(s.Encrypted) > 0 {
-		tags = append(tags, "encrypt")
-	}
-	if s.AuditOf(DeletedAt) != nil {
-		tags = append(tags, "softdelete")
-	}
-	for _, t := range needed(s.Type, s.Struct) {
-		if !slices.Contains(tags, t) {
-			tags = append(tags, t)
-		}
-	}
-	return tags
 }
 
 // FieldByBSON returns the field stored under key, or nil.

@@ -12,10 +12,9 @@ import (
 var objectIDType = reflect.TypeFor[primitive.ObjectID]()
 
 // resolveScope finds the fields a's scope= names, and refuses a name no
-// field is stored under, a field of a type a scope cannot be, and a field
-// whose stored value is not its own: a key, which is filled after the
-// scope is read, or an encrypted field, whose stored value differs for
-// equal values.
+// field is stored under, a field of a type a scope cannot be, and a key,
+// which is filled after the scope is read. (A policy whose fields cannot
+// scope a number, because it stores them changed, refuses that itself.)
 func (s *Schema) resolveScope(a *AutoField) error {
 	a.Scope = nil
 	for _, name := range a.scopeNames {
@@ -30,8 +29,6 @@ func (s *Schema) resolveScope(a *AutoField) error {
 			reason = fmt.Sprintf("scope=%s: field %s is a %v; a scope field is a string, an integer, a primitive.ObjectID or a uuid.UUID", name, f.Name, f.Type)
 		case s.isAuto(f.BSON):
 			reason = fmt.Sprintf("scope=%s: field %s has an auto tag; a scope field is set by the caller before the insert", name, f.Name)
-		case s.isEncrypted(f.BSON):
-			reason = fmt.Sprintf("scope=%s: field %s is encrypted, so equal values are stored unequal and cannot scope a unique index", name, f.Name)
 		}
 		if reason != "" {
 			return s.tagErr(a.Name, `auto:"`+a.Tag+`"`, reason)
@@ -57,11 +54,7 @@ func (s *Schema) isAuto(bson string) bool {
 	return slices.ContainsFunc(s.Auto, func(a AutoField) bool { return a.BSON == bson })
 }
 
-func (s *Schema) isEncrypted(bson string) bool {
-	return slices.ContainsFunc(s.Encrypted, func(e EncryptedField) bool { return e.BSON == bson })
-}
-
 // sameScope reports whether a and b are scoped alike.
 func sameScope(a, b *AutoField) bool {
-	return a.ScopeTenant == b.ScopeTenant && slices.Equal(a.scopeNames, b.scopeNames)
+	return slices.Equal(a.scopeNames, b.scopeNames)
 }

@@ -19,7 +19,7 @@ type foldedInner struct {
 
 type folded struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string      `bson:"tenant" tenant:"id"`
+	Tenant           string      `bson:"tenant" policy:"tenant"`
 	No               int64       `bson:"no" auto:"inc"`
 	Untagged         string      // stored as "untagged"
 	DeletedAt        string      `bson:"deletedAt"`

@@ -73,7 +73,6 @@ func (k Kind) String() string {
 //	auto:"inc"                              int, int32, int64, uint32, uint64
 //	auto:"inc,seq=NAME,start=N,batch=N"     sequence name, first value, block size
 //	auto:"inc,format=ORD-{date:060102}-{seq:5}" string: text, optional date, text, number, text (see Format)
-//	auto:"inc,scope=tenant"                 one sequence per tenant (needs a tenant:"id" field)
 //	auto:"inc,scope=projectId+docType"      one sequence per value of these fields (BSON names)
 //	auto:"uuid"                             string, uuid.UUID, [16]byte; v4
 //	auto:"uuid,v7,compact"                  time-ordered; 32 hex digits (string only)
@@ -94,16 +93,11 @@ type AutoField struct {
 	Max uint64
 	// Format is the order-number template of a string Inc field.
 	Format *Format
-	// ScopeTenant gives each tenant its own sequence (Inc, scope=tenant),
-	// so every tenant's numbers start at Start. The model needs a
-	// tenant:"id" field.
-	ScopeTenant bool
 	// Scope are the fields whose values choose the sequence (Inc,
-	// scope=a+b, by BSON name, "tenant" aside), in the tag's order: each
-	// combination of their values has its own, and numbers start at Start
-	// in each. A scope field is a string, an integer, a
-	// primitive.ObjectID or a uuid.UUID of the model, neither a key nor
-	// encrypted.
+	// scope=a+b, by BSON name), in the tag's order: each combination of
+	// their values has its own, and numbers start at Start in each. A
+	// scope field is a string, an integer, a primitive.ObjectID or a
+	// uuid.UUID of the model, and not a key.
 	Scope      []Field
 	scopeNames []string // Scope as the tag names it, resolved by Schema.check
 
@@ -278,16 +272,13 @@ func (a *AutoField) setOption(key, val string, hasVal bool) string {
 	return ""
 }
 
-// setScope reads scope=tenant, scope=a+b or scope=tenant+a; it returns a
-// reason on error.
+// setScope reads scope=a or scope=a+b; it returns a reason on error.
 func (a *AutoField) setScope(val string) string {
 	for _, name := range strings.Split(val, "+") {
 		switch {
 		case name == "":
-			return fmt.Sprintf("scope=%s: an empty field name; write scope=tenant, scope=FIELD or scope=FIELD+FIELD (BSON names)", val)
-		case name == "tenant" && !a.ScopeTenant:
-			a.ScopeTenant = true
-		case slices.Contains(a.scopeNames, name) || name == "tenant":
+			return fmt.Sprintf("scope=%s: an empty field name; write scope=FIELD or scope=FIELD+FIELD (BSON names)", val)
+		case slices.Contains(a.scopeNames, name):
 			return fmt.Sprintf("scope=%s: %s named twice", val, name)
 		default:
 			a.scopeNames = append(a.scopeNames, name)

@@ -130,8 +130,8 @@ func (o *Outbox) kind(t reflect.Type) kind {
 // kindOf derives a model's kind from its schema s.
 func kindOf(s *model.Schema) (kind, bool, error) {
 	k := kind{records: s.Type.Implements(reflect.TypeFor[holder]())}
-	if s.Tenant != nil {
-		k.tenantField = s.Tenant.BSON
+	if t := s.Policy("tenant"); len(t) > 0 { // tenancy's field, which it checks
+		k.tenantField = t[0].BSON
 	}
 	return k, k.records, nil
 }

@@ -20,9 +20,9 @@ import (
 type ticket struct {
 	mgm.DefaultModel `bson:",inline"`
 	outbox.Recorder  `bson:"-"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Title            string     `bson:"title"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 func policiesSetup(t *testing.T) (*repo.Repository[*ticket], *events.Bus) {

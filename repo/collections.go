@@ -2,6 +2,7 @@ package repo
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,15 +11,11 @@ import (
 	"github.com/mgmevents/mgmevents/model"
 )
 
-// Policies key on a model's tags, and a collection may be served by
-// several models (a read model that leaves fields out, say). So that no
+// Policies key on a model's `policy` tags, and a collection may be served
+// by several models (a read model that leaves fields out, say). So that no
 // model reaches a collection's documents around a policy another model
 // declares for them, the repositories of one collection, in this process,
 // must agree on its policy fields: see the package doc.
-
-// policyTags are the tags that only a policy gives meaning to, as
-// model.Schema.PolicyTags names them.
-var policyTags = [...]string{"tenant", "softdelete", "encrypt"}
 
 // collKey names a collection: its database's name and its own.
 type collKey struct{ db, coll string }
@@ -27,9 +24,14 @@ type collKey struct{ db, coll string }
 // policy tags its New let go unenforced.
 type collUser struct {
 	model      reflect.Type
-	tags       string                  // the model's policy tags, sorted, comma-separated
-	fields     [len(policyTags)]string // per policy tag, the fields it governs; "" for none
-	unenforced string                  // the tags given to Unenforced, sorted, comma-separated
+	tags       string            // the model's policy tags, sorted, comma-separated
+	fields     map[string]string // per policy, the fields it governs
+	unenforced string            // the tags given to Unenforced, sorted, comma-separated
+}
+
+// same reports whether u and o are one model's claim.
+func (u collUser) same(o collUser) bool {
+	return u.model == o.model && u.tags == o.tags && u.unenforced == o.unenforced && maps.Equal(u.fields, o.fields)
 }
 
 // collections holds the models each collection is served with.
@@ -38,30 +40,24 @@ var collections = struct {
 	users map[collKey][]collUser
 }{users: map[collKey][]collUser{}}
 
-// policyFields describes, per policy tag, the fields of s it governs, so
-// that two models agree on a tag when their descriptions are equal.
-func policyFields(s *model.Schema) [len(policyTags)]string {
-	var f [len(policyTags)]string
-	if s.Tenant != nil {
-		f[0] = s.Tenant.BSON
-	}
-	if at := s.AuditOf(model.DeletedAt); at != nil {
-		f[1] = "at " + at.BSON
-		if by := s.AuditOf(model.DeletedBy); by != nil {
-			f[1] += ", by " + by.BSON
+// policyFields describes, per policy name, the fields of s it governs and
+// their options, so that two models agree on a policy when their
+// descriptions are equal.
+func policyFields(s *model.Schema) map[string]string {
+	byPolicy := map[string][]string{}
+	for _, f := range s.Policies {
+		d := f.BSON
+		if len(f.Options) > 0 {
+			d += " (" + strings.Join(f.Options, ",") + ")"
 		}
+		byPolicy[f.Policy] = append(byPolicy[f.Policy], d)
 	}
-	var enc []string
-	for _, e := range s.Encrypted {
-		if e.Eq {
-			enc = append(enc, e.BSON+` (eq)`)
-		} else {
-			enc = append(enc, e.BSON)
-		}
+	out := make(map[string]string, len(byPolicy))
+	for name, fields := range byPolicy {
+		slices.Sort(fields)
+		out[name] = strings.Join(fields, ", ")
 	}
-	slices.Sort(enc)
-	f[2] = strings.Join(enc, ", ")
-	return f
+	return out
 }
 
 // claimCollection records that s serves collection coll of database db,
@@ -77,22 +73,34 @@ func claimCollection(db, coll string, s *model.Schema, unenforced []string) erro
 	defer collections.Unlock()
 	users := collections.users[key]
 	for _, o := range users {
-		if o == u {
+		if o.same(u) {
 			return nil
 		}
 	}
 	for _, o := range users {
-		for i, tag := range policyTags {
-			if o.fields[i] == u.fields[i] || slices.Contains(unenforced, tag) || slices.Contains(strings.Split(o.unenforced, ","), tag) {
+		for _, tag := range policyNames(o.fields, u.fields) {
+			if o.fields[tag] == u.fields[tag] || slices.Contains(unenforced, tag) || slices.Contains(strings.Split(o.unenforced, ","), tag) {
 				continue
 			}
 			return fmt.Errorf("collection %q of database %q is also served by %v, whose %q fields are %s, while %v's are %s; "+
 				"every repository of a collection must declare its policy fields alike, or one of the two pass repo.Unenforced(%q) knowingly: %w",
-				coll, db, o.model, tag, described(o.fields[i]), s.Type, described(u.fields[i]), tag, ErrUnenforced)
+				coll, db, o.model, tag, described(o.fields[tag]), s.Type, described(u.fields[tag]), tag, ErrUnenforced)
 		}
 	}
 	collections.users[key] = append(users, u)
 	return nil
+}
+
+// policyNames returns the policies a or b describes, sorted.
+func policyNames(a, b map[string]string) []string {
+	names := slices.Collect(maps.Keys(a))
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // tagSet returns tags sorted, without repeats, comma-separated.

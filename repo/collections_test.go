@@ -23,31 +23,31 @@ func (tagPolicy) EnforcesTags() []string                           { return []st
 type (
 	sharedTenant struct {
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string `bson:"tenant" tenant:"id"`
+		Tenant           string `bson:"tenant" policy:"tenant"`
 	}
 	sharedTenantToo struct { // the same policy fields as sharedTenant
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string `bson:"tenant" tenant:"id"`
+		Tenant           string `bson:"tenant" policy:"tenant"`
 		Name             string `bson:"name"`
 	}
 	sharedOrg struct { // another tenant field
 		mgm.DefaultModel `bson:",inline"`
-		Org              string `bson:"org" tenant:"id"`
+		Org              string `bson:"org" policy:"tenant"`
 	}
 	sharedEq struct {
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string `bson:"tenant" tenant:"id"`
-		Email            string `bson:"email" encrypt:"eq"`
+		Tenant           string `bson:"tenant" policy:"tenant"`
+		Email            string `bson:"email" policy:"encrypt,eq"`
 	}
 	sharedRandom struct { // email encrypted without its blind index
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string `bson:"tenant" tenant:"id"`
-		Email            string `bson:"email" encrypt:""`
+		Tenant           string `bson:"tenant" policy:"tenant"`
+		Email            string `bson:"email" policy:"encrypt"`
 	}
 	sharedDeleted struct {
 		mgm.DefaultModel `bson:",inline"`
-		Tenant           string     `bson:"tenant" tenant:"id"`
-		DeletedAt        *time.Time `bson:"deletedAt" softdelete:"at"`
+		Tenant           string     `bson:"tenant" policy:"tenant"`
+		DeletedAt        *time.Time `bson:"deletedAt" policy:"softdelete,at"`
 	}
 )
 

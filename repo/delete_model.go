@@ -13,9 +13,11 @@ import (
 // removing it (a soft delete), up to date with update, the update sent:
 // the model's top-level fields that $set or $unset write take the values
 // stored, and those $inc adds to (the version) are incremented, so that
-// a later Save of m finds its document. Encrypted fields keep their
-// values: the update holds their ciphertexts. Values it cannot apply are
-// left alone, never half set.
+// a later Save of m finds its document. Fields a `policy` tag names are
+// the policy's: the update may hold what the policy stores for them (a
+// ciphertext, say), so they keep their values, and a policy that changes
+// them in a delete brings the model up to date itself, on AfterDelete.
+// Values it cannot apply are left alone, never half set.
 func (r *Repository[T]) keepUp(m T, update any) {
 	u, err := mql.ParseUpdate(update)
 	if err != nil || u.IsPipeline() {
@@ -29,7 +31,7 @@ func (r *Repository[T]) keepUp(m T, update any) {
 		}
 		for _, kv := range fields {
 			f := r.schema.FieldByBSON(kv.Key)
-			if f == nil || strings.Contains(kv.Key, ".") || r.schema.EncryptedByBSON(kv.Key) != nil {
+			if f == nil || strings.Contains(kv.Key, ".") || r.schema.PolicyOf(kv.Key) != nil {
 				continue
 			}
 			fv := f.Value(v)

@@ -25,10 +25,10 @@ import (
 // from some documents.
 type pagedNote struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Rank             *int       `bson:"rank,omitempty"`
-	Email            string     `bson:"email" encrypt:"eq"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Email            string     `bson:"email" policy:"encrypt,eq"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // policyBus returns a bus with the three policies, encryption under a

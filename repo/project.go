@@ -24,13 +24,15 @@ import (
 // document that D is decoded from. AfterConvert, whose listeners are given
 // a model, is not published: there is none.
 //
-// The repository sends a projection of D's keys, each of which must be a
-// field of the model, plus what the policies need to read the document:
-// _id, the tenant field, the soft-delete marks and the blind index of each
-// encrypted field that D reads (encrypted fields are decrypted as for the
-// model, so D declares them with their plaintext type). A D with an inline
-// map reads whole documents. opts may not set a projection, which D sets;
-// BeforeQuery's listeners see the one sent in Event.Projection. With
+// The repository sends a projection that leaves out the model's fields D
+// does not read, each of D's keys being a field of the model, and keeps
+// what the policies need to read the document: _id, every field a
+// `policy` tag names, and the keys that are no field of the model (such
+// as what a policy stores beside a field; encrypted fields are decrypted
+// as for the model, so D declares them with their plaintext type). A D
+// that reads every field, or has an inline map, reads whole documents.
+// opts may not set a projection, which D sets; BeforeQuery's listeners see
+// the one sent in Event.Projection. With
 // interceptors it is one operation, "FindAs".
 func FindAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, opts ...*options.FindOptions) ([]D, error) {
 	if r == nil {
@@ -131,32 +133,17 @@ func buildProjection(s *model.Schema, d reflect.Type) (bson.D, error) {
 	if all {
 		return nil, nil
 	}
-	proj := bson.D{{Key: "_id", Value: 1}}
-	add := func(k string) {
-		for _, e := range proj {
-			if e.Key == k {
-				return
-			}
-		}
-		proj = append(proj, bson.E{Key: k, Value: 1})
-	}
+	reads := map[string]bool{"_id": true}
 	for _, k := range keys {
 		if s.FieldByBSON(k.BSON) == nil {
 			return nil, fmt.Errorf("DTO %v: field %s reads key %q, which is no field of %v: %w", d, k.Name, k.BSON, s.Type, ErrInvalidArgument)
 		}
-		add(k.BSON)
-		for i := range s.Encrypted {
-			if f := &s.Encrypted[i]; f.BSON == k.BSON && f.Eq {
-				add(f.BlindIndex()) // decryption checks the value against it
-			}
-		}
+		reads[k.BSON] = true
 	}
-	if s.Tenant != nil {
-		add(s.Tenant.BSON)
-	}
-	for _, a := range s.Audit {
-		if a.Kind == model.DeletedAt || a.Kind == model.DeletedBy {
-			add(a.BSON)
+	var proj bson.D // leaves out the model's fields D does not read
+	for _, f := range s.Fields {
+		if !reads[f.BSON] && s.PolicyOf(f.BSON) == nil {
+			proj = append(proj, bson.E{Key: f.BSON, Value: 0})
 		}
 	}
 	return proj, nil

@@ -17,7 +17,7 @@ func checkStrict(reg *bsoncodec.Registry, s *model.Schema) error {
 	if model.DecodesStrictly(reg, s.Struct) {
 		return nil
 	}
-	return fmt.Errorf("repo.New[%v]: WithRegistry: the registry does not decode %v strictly, so a key such as \"Tenant\" would decode into the field stored as \"tenant\"; build it from model.Registry() or call model.RegisterStrict on it before any decoding (and give %v no decoder of its own): %w",
+	return fmt.Errorf("repo.New[%v]: WithRegistry: the registry does not decode %v strictly, so a key such as \"Region\" would decode into the field stored as \"region\"; build it from model.Registry() or call model.RegisterStrict on it before any decoding (and give %v no decoder of its own): %w",
 		s.Type, s.Struct, s.Struct, ErrInvalidArgument)
 }
 

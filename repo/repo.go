@@ -66,19 +66,19 @@
 //
 // # Policy tags and collections
 //
-// The policies act on a model's tags (tenant, softdelete, encrypt; see
+// The policies act on a model's `policy` tags (see model.PolicyField and
 // model.Schema.PolicyTags), and New refuses a model whose tags no policy on
 // the bus enforces. A collection may be served by several models, but all
 // repositories of one collection (by database and collection name, in
 // this process, whatever the client) must declare the same policy fields:
-// the same tenant field, the same softdelete fields, the same encrypted
-// fields with the same options. Otherwise a model without the tenant field
-// would read every tenant's documents, one without the encrypted fields
-// would write them in plaintext, one without the softdelete mark would see
-// deleted documents and delete for real. So New refuses, with
-// ErrUnenforced naming both models and the tag, a model that disagrees on
-// a tag with one that serves its collection already, in either order: the
-// second repository is refused, whichever declares more. Unenforced(tag),
+// for each policy, the same fields with the same options (the tenant
+// field, say, or the encrypted fields). Otherwise a model without the
+// tenant field would read every tenant's documents, one without the
+// encrypted fields would write them in plaintext, one without the
+// softdelete mark would see deleted documents and delete for real. So New
+// refuses, with ErrUnenforced naming both models and the tag, a model that
+// disagrees on a tag with one that serves its collection already, in
+// either order: the second repository is refused, whichever declares more. Unenforced(tag),
 // given to either of the two, lets them disagree on that tag knowingly (an
 // admin report that reads every tenant).
 package repo
@@ -115,7 +115,8 @@ var (
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
 	// ErrUnenforced: the model has tags that only a policy gives meaning to
-	// (tenant, encrypt, softdelete), and no policy on the bus enforces them;
+	// (`policy` tags, model.NeedsPolicy), and no policy on the bus enforces
+	// them;
 	// or another repository serves its collection with other fields for
 	// such a tag (see the package doc).
 	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
@@ -159,7 +160,7 @@ func WithRegistry(r *bsoncodec.Registry) Option { return func(c *config) { c.reg
 func WithoutEvents() Option { return func(c *config) { c.noEvents = true } }
 
 // Unenforced lets the repository serve a model whose tags (see
-// model.Schema.PolicyTags: "tenant", "encrypt", "softdelete") no policy on
+// model.Schema.PolicyTags: the policies its `policy` tags name) no policy on
 // the bus enforces, and a collection whose other repositories declare
 // other fields for those tags (see the package doc). By default both are
 // refused, since the data would be left unprotected; pass the tags for

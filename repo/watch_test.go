@@ -21,9 +21,9 @@ import (
 // watchedMemo is under the three policies.
 type watchedMemo struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
-	Email            string     `bson:"email" encrypt:"eq"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
+	Email            string     `bson:"email" policy:"encrypt,eq"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // watched returns a repository of watchedMemo on a bus with the three policies,

@@ -33,7 +33,7 @@ import (
 // VAccount is a tenant's versioned document.
 type VAccount struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	V                int64  `bson:"v" auto:"version"`
 	Name             string `bson:"name"`
 }
@@ -41,9 +41,9 @@ type VAccount struct {
 // TNote is a tenant's soft-deleted document.
 type TNote struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // A policy ordered after Tenancy that drops the tenant condition is caught
@@ -238,20 +238,20 @@ func TestDefendNumbersOfAnotherTenant(t *testing.T) {
 
 // An AutoKeys that was not given the tenancy policy fails closed, and
 // says how to fix it.
-func TestDefendResolverWithoutTenantScope(t *testing.T) {
+func TestDefendResolverWithoutScopeSource(t *testing.T) {
 	db := srv.Database(t)
 	type claimsKey struct{}
 	ten := tenancy.New(tenancy.WithResolver(func(c context.Context) (string, error) {
 		s, _ := c.Value(claimsKey{}).(string)
 		return s, nil
 	}))
-	keys, err := autokeys.New(db) // forgot WithTenantScope(ten)
+	keys, err := autokeys.New(db) // forgot WithScopeSource(ten)
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
 	bus.Register(ten)
 	_, err = repo.New[*Account](bus, repo.WithDatabase(db))
-	assert.ErrorContains(t, err, "WithTenantScope", "refused when the repository is made, before any number is taken")
+	assert.ErrorContains(t, err, "WithScopeSource", "refused when the repository is made, before any number is taken")
 }
 
 // The version check's own query is confined like any other, so a versioned

@@ -18,9 +18,9 @@ import (
 // Claimed has a field of each policy tag.
 type Claimed struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
-	Email            string     `bson:"email" encrypt:""`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
+	Email            string     `bson:"email" policy:"encrypt"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 	outbox.Recorder  `bson:"-"`
 }
 

@@ -29,7 +29,7 @@ type userKey struct{}
 // Account is a tenant's document, numbered per tenant.
 type Account struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	No               int64  `bson:"no" auto:"inc,scope=tenant"`
 	Name             string `bson:"name"`
 	Balance          int    `bson:"balance"`
@@ -48,7 +48,7 @@ func tenanted(t *testing.T) (*repo.Repository[*Account], *events.Bus, *mongo.Dat
 	t.Helper()
 	db := srv.Database(t)
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
@@ -83,8 +83,8 @@ func rawCount(t *testing.T, db *mongo.Database) int64 {
 type Note struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
-	DeletedBy        string     `bson:"deletedBy,omitempty" softdelete:"by"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
+	DeletedBy        string     `bson:"deletedBy,omitempty" policy:"softdelete,by"`
 }
 
 var deletedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -104,9 +104,9 @@ func softDeleted[T mgm.Model](t *testing.T) (*repo.Repository[T], *mongo.Databas
 // Patient is the issue's model, plus a plain field to filter on.
 type Patient struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string    `bson:"email" encrypt:"eq"`
-	Notes            string    `bson:"notes" encrypt:""`
-	Birth            time.Time `bson:"birth" encrypt:""`
+	Email            string    `bson:"email" policy:"encrypt,eq"`
+	Notes            string    `bson:"notes" policy:"encrypt"`
+	Birth            time.Time `bson:"birth" policy:"encrypt"`
 	Ward             string    `bson:"ward"`
 }
 
@@ -121,7 +121,7 @@ func secret(t testing.TB) []byte {
 // Invoice belongs to a tenant and is numbered per tenant.
 type Invoice struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	No               int64  `bson:"no" auto:"inc,scope=tenant"`
 	Amount           int    `bson:"amount"`
 }

@@ -21,13 +21,13 @@ func wipe(s *model.Schema) {
 	for i := range s.Fields {
 		s.Fields[i].BSON, s.Fields[i].Index = "wiped", nil
 	}
-	for i := range s.Encrypted {
-		s.Encrypted[i].Eq, s.Encrypted[i].BSON = false, "wiped"
+	for i := range s.Policies {
+		s.Policies[i].Policy, s.Policies[i].Options, s.Policies[i].BSON = "wiped", nil, "wiped"
 	}
 	for i := range s.Audit {
 		s.Audit[i].Kind, s.Audit[i].BSON = 0, "wiped"
 	}
-	s.Fields, s.Auto, s.Audit, s.Encrypted, s.Tenant, s.Version, s.ID = nil, nil, nil, nil, nil, nil, nil
+	s.Fields, s.Auto, s.Audit, s.Policies, s.Version, s.ID = nil, nil, nil, nil, nil, nil
 	s.Collection = "wiped"
 }
 

@@ -25,9 +25,9 @@ import (
 // Memo is a tenant's soft-deleted document.
 type Memo struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // widenAccess is a plugin's interceptor, and listener tracer, that runs

@@ -33,7 +33,7 @@ func TestPoliciesHoldAgainstOptionsChangedLate(t *testing.T) {
 	}})
 	db := srv.Database(t, mon)
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)

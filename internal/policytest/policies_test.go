@@ -25,10 +25,10 @@ import (
 // a soft-delete mark, and a per-tenant number.
 type Customer struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	No               int64      `bson:"no" auto:"inc,scope=tenant"`
-	Email            string     `bson:"email" encrypt:"eq"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Email            string     `bson:"email" policy:"encrypt,eq"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // TestPoliciesTogether: tenancy, soft delete and encryption on one model,
@@ -79,7 +79,7 @@ func TestPoliciesTogether(t *testing.T) {
 func allPolicies(t *testing.T, db *mongo.Database) *repo.Repository[*Customer] {
 	t.Helper()
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	require.NoError(t, err)
 	enc, err := encryption.New(encryption.Keys{{ID: "k1", Secret: secret(t)}})
 	require.NoError(t, err)

@@ -36,7 +36,7 @@ type Product struct {
 // Secret is a model with an encrypted, searchable field.
 type Secret struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string `bson:"email" encrypt:"eq"`
+	Email            string `bson:"email" policy:"encrypt,eq"`
 }
 
 // reachFixture has repositories of a plain, a tenant, a soft-deleted and

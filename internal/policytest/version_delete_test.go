@@ -17,7 +17,7 @@ type Draft struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string     `bson:"text"`
 	Version          int64      `bson:"version" auto:"version"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // TestStaleSoftDeleteConflicts: under soft delete too, a stale copy of a

@@ -37,24 +37,24 @@ var (
 // Account is a tenant's document.
 type Account struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	Name             string `bson:"name"`
 }
 
 // Note is a tenant's soft-deleted document.
 type Note struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // Patient is a tenant's document with encrypted fields.
 type Patient struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
-	Email            string `bson:"email" encrypt:"eq"`
-	Notes            string `bson:"notes" encrypt:""`
+	Tenant           string `bson:"tenant" policy:"tenant"`
+	Email            string `bson:"email" policy:"encrypt,eq"`
+	Notes            string `bson:"notes" policy:"encrypt"`
 	Ward             string `bson:"ward"`
 }
 

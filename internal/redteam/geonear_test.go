@@ -18,7 +18,7 @@ import (
 // Contact has encrypted fields and no other policy.
 type Contact struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string    `bson:"email" encrypt:"eq"`
+	Email            string    `bson:"email" policy:"encrypt,eq"`
 	Loc              []float64 `bson:"loc"`
 }
 

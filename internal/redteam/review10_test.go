@@ -67,7 +67,7 @@ func TestR10OutToAnotherDatabaseJudgedInOwn(t *testing.T) {
 type Memo struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // TestR10WatchDeliversChangesOfDeletedDocuments: SoftDelete confines a
@@ -140,8 +140,8 @@ func bsonDoc(t *testing.T, key string, v bson.RawValue) bson.Raw {
 // for a registry that falls back to them.
 type JSONContact struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string `json:"mail" encrypt:"eq"`
-	Notes            string `json:"memo" encrypt:""`
+	Email            string `json:"mail" policy:"encrypt,eq"`
+	Notes            string `json:"memo" policy:"encrypt"`
 }
 
 // TestR10RegistryNamesEncryptedFieldsOtherwise: repo.WithRegistry checks

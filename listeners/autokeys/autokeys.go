@@ -38,10 +38,10 @@ type Keys struct {
 	indexes bool
 	now     func() time.Time
 	logger  *slog.Logger
-	tenants TenantScope // resolves the tenant of scope=tenant fields
-	plans   sync.Map    // reflect.Type -> *plan
-	fields  numberings  // what numbers each key field of each collection
-	upserts upserts     // the numbers each running upsert reserved
+	sources []ScopeSource // what fills the scope fields a policy sets
+	plans   sync.Map      // reflect.Type -> *plan
+	fields  numberings    // what numbers each key field of each collection
+	upserts upserts       // the numbers each running upsert reserved
 }
 
 // New returns the listener. db holds the counters collection, and
@@ -49,7 +49,7 @@ type Keys struct {
 // counters database can number the models of many. The unique indexes and
 // the checks against the data go to the collection each repository writes
 // to. It applies WithAllocator, WithSequenceOptions, WithoutIndexes,
-// WithClock, WithLogger and WithTenantScope.
+// WithClock, WithLogger and WithScopeSource.
 func New(db *mongo.Database, opts ...Option) (*Keys, error) {
 	if db == nil {
 		return nil, fmt.Errorf("autokeys: New(nil): need the database that holds the counters: %w", sequence.ErrInvalidArgument)
@@ -58,7 +58,7 @@ func New(db *mongo.Database, opts ...Option) (*Keys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("autokeys: New: %w", err)
 	}
-	k := &Keys{indexes: !o.noIndexes, now: o.now, logger: o.logger, tenants: o.tenants, alloc: o.alloc}
+	k := &Keys{indexes: !o.noIndexes, now: o.now, logger: o.logger, sources: o.sources, alloc: o.alloc}
 	if k.alloc == nil {
 		if k.alloc, err = sequence.New(db, o.seqOpts...); err != nil {
 			return nil, fmt.Errorf("autokeys: New: %w", err)
@@ -102,7 +102,8 @@ type fieldPlan struct {
 	*model.AutoField
 	seq     *sequence.Sequence // undated inc
 	opts    []sequence.Option
-	periods seqCache // dated or scoped inc
+	periods seqCache      // dated or scoped inc
+	fill    []ScopeSource // per scope field, what fills it, or nil
 }
 
 var _ events.Preparer = (*Keys)(nil)
@@ -149,10 +150,10 @@ func (k *Keys) plan(t reflect.Type) (*plan, error) {
 		if a.Kind != model.Inc && a.Kind != model.UUID {
 			continue
 		}
-		if a.ScopeTenant && k.tenants == nil {
-			return nil, fmt.Errorf("autokeys: %v field %s is numbered per tenant (scope=tenant): give autokeys.New autokeys.WithTenantScope(the tenancy policy): %w", t, a.Name, sequence.ErrInvalidArgument)
-		}
 		f := &fieldPlan{AutoField: a}
+		if err := k.fillers(s, f); err != nil {
+			return nil, err
+		}
 		if a.Kind == model.Inc {
 			f.opts = []sequence.Option{sequence.WithStart(a.Start)}
 			if a.Batch > 0 {
@@ -168,6 +169,28 @@ func (k *Keys) plan(t reflect.Type) (*plan, error) {
 	}
 	v, _ := k.plans.LoadOrStore(t, p)
 	return v.(*plan), nil
+}
+
+// fillers finds, for each scope field of f, the source that fills it. A
+// scope field that a `policy` tag names and no source fills is refused:
+// its policy may set it, or store it changed, after Keys has numbered.
+func (k *Keys) fillers(s *model.Schema, f *fieldPlan) error {
+	for i := range f.Scope {
+		sf := &f.Scope[i]
+		var fill ScopeSource
+		for _, src := range k.sources {
+			if src.FillsScope(s, sf) {
+				fill = src
+				break
+			}
+		}
+		if p := s.PolicyOf(sf.BSON); p != nil && fill == nil {
+			return fmt.Errorf("autokeys: %v field %s `auto:\"%s\"`: scope field %s is a `%s` field, which its policy may set or store changed after AutoKeys numbers the model: give autokeys.New autokeys.WithScopeSource(the policy), for a policy that fills it (tenancy does): %w",
+				s.Type, f.Name, f.Tag, sf.Name, p.Tag, sequence.ErrInvalidArgument)
+		}
+		f.fill = append(f.fill, fill)
+	}
+	return nil
 }
 
 // HandleEvent fills the zero auto fields of e.Model, or, in an InsertMany,

@@ -5,7 +5,7 @@
 // repositories use; see docs/keys.md for the tag grammar and the
 // guarantees.
 //
-// The package knows no policy. A field numbered per tenant
-// (`auto:"inc,scope=tenant"`) asks a TenantScope, which the tenancy
-// policy implements, for the tenant a write belongs to.
+// The package knows no policy. A scope field that a policy sets, such as
+// the tenant field of `auto:"inc,scope=tenant"`, takes its value from a
+// ScopeSource (WithScopeSource), which the tenancy policy implements.
 package autokeys

@@ -55,7 +55,7 @@ func (k *Keys) ensure(p *plan, t *target) error {
 // value is at least atLeast and ahead of the counter. It reports whether
 // it moved it.
 func (k *Keys) heal(ctx context.Context, p *plan, t *target, f *fieldPlan, seq *sequence.Sequence, sc scope, atLeast int64) (bool, error) {
-	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, sc.where(p, f))
+	top, ok, err := sequence.MaxOfWhere(ctx, t.coll, f.BSON, sc.where(f))
 	if err != nil || !ok || top < atLeast {
 		return false, err
 	}

@@ -24,12 +24,9 @@ var ErrNoUniqueIndex = errors.New("autokeys: the unique index of a key field can
 
 // indexKeys returns the keys of f's unique index: the field, after the
 // fields that scope its numbers.
-func indexKeys(p *plan, f *fieldPlan) bson.D {
+func indexKeys(f *fieldPlan) bson.D {
 	var keys bson.D
-	if f.ScopeTenant { // unique within each tenant
-		keys = append(keys, bson.E{Key: p.schema.Tenant.BSON, Value: 1})
-	}
-	for _, s := range f.Scope { // and within each value of the scope fields
+	for _, s := range f.Scope { // unique within each value of the scope fields
 		keys = append(keys, bson.E{Key: s.BSON, Value: 1})
 	}
 	return append(keys, bson.E{Key: f.BSON, Value: 1})
@@ -48,7 +45,7 @@ func indexName(keys bson.D) string {
 // the model, the field, the collection, the index and the cause. _id needs
 // none: the server keeps it unique.
 func uniqueIndex(ctx context.Context, p *plan, coll *mongo.Collection, f *fieldPlan) error {
-	keys := indexKeys(p, f)
+	keys := indexKeys(f)
 	if len(keys) == 1 && f.BSON == "_id" {
 		return nil
 	}
@@ -70,7 +67,7 @@ func uniqueIndex(ctx context.Context, p *plan, coll *mongo.Collection, f *fieldP
 func (k *Keys) warnUnprotected(p *plan, coll *mongo.Collection) {
 	var fields []string
 	for _, f := range p.fields {
-		if f.BSON != "_id" || len(indexKeys(p, f)) > 1 {
+		if f.BSON != "_id" || len(indexKeys(f)) > 1 {
 			fields = append(fields, f.BSON)
 		}
 	}

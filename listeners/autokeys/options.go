@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
+	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/sequence"
 )
 
@@ -19,7 +21,7 @@ type settings struct {
 	alloc     *sequence.Allocator
 	seqOpts   []sequence.Option
 	noIndexes bool
-	tenants   TenantScope
+	sources   []ScopeSource
 	err       error
 }
 
@@ -74,16 +76,34 @@ func WithSequenceOptions(opts ...sequence.Option) Option {
 // leaves unprotected, when the repository of its model is created.
 func WithoutIndexes() Option { return func(s *settings) { s.noIndexes = true } }
 
-// TenantScope tells Keys which tenant numbers an
-// `auto:"inc,scope=tenant"` field: the tenant that a model naming tenant
-// named ("" for none) is written for under ctx, or an error refusing the
-// write. *tenancy.Tenancy implements it with the policy's own reading of
-// the context.
-type TenantScope interface {
-	TenantOf(ctx context.Context, named string) (string, error)
+// ScopeSource gives Keys the value of a scope field that a policy, not
+// the caller, sets: a policy runs after Keys (see events.Policy), so the
+// field may still be empty when Keys numbers the model. *tenancy.Tenancy
+// is one, for the tenant field (`auto:"inc,scope=tenant"`), with the
+// policy's own reading of the context.
+type ScopeSource interface {
+	// FillsScope reports whether the source gives the value of field f
+	// of models of s.
+	FillsScope(s *model.Schema, f *model.Field) bool
+	// ScopeValue returns, as a value of f's type, the value f has in the
+	// document written under ctx when the model (or the upsert) gives it
+	// named (the zero value for none), or an error that refuses the write
+	// before a number is taken.
+	ScopeValue(ctx context.Context, s *model.Schema, f *model.Field, named reflect.Value) (reflect.Value, error)
 }
 
-// WithTenantScope gives Keys the tenancy policy, or any TenantScope, for
-// models with `auto:"inc,scope=tenant"` fields; without it such a model is
-// refused when its repository is created.
-func WithTenantScope(t TenantScope) Option { return func(s *settings) { s.tenants = t } }
+// WithScopeSource gives Keys the policies, or any ScopeSource, that set
+// scope fields. A scope field that a `policy` tag names is refused when
+// the repository of its model is created unless one of them fills it:
+// its policy may set or change it after Keys has numbered the model.
+func WithScopeSource(srcs ...ScopeSource) Option {
+	return func(s *settings) {
+		for _, src := range srcs {
+			if src == nil {
+				s.err = errors.Join(s.err, fmt.Errorf("WithScopeSource(nil): %w", sequence.ErrInvalidArgument))
+				continue
+			}
+			s.sources = append(s.sources, src)
+		}
+	}
+}

@@ -14,75 +14,73 @@ import (
 	"go.mongodb.org/mongo-driver/bson/primitive"
 )
 
-// A scoped inc field (scope=tenant, scope=projectId+docType, or both) has
-// one sequence per scope: "<seq>@<tenant>~<value>~<value>", each value
-// escaped so that two scopes never share a name. Its unique index is on
-// the scope fields and the field, and a scope's sequence is moved past the
-// data of that scope when first used.
+// A scoped inc field (scope=projectId+docType) has one sequence per
+// scope: "<seq>~<value>~<value>", each value escaped so that two scopes
+// never share a name. Its unique index is on the scope fields and the
+// field, and a scope's sequence is moved past the data of that scope when
+// first used. A scope field that a policy sets (the tenant field) takes
+// its value from the policy (ScopeSource).
 
 // ErrEmptyScope is wrapped by the error of an insert or upsert whose model
 // leaves empty (the zero value) a field that scopes one of its numbers.
 var ErrEmptyScope = errors.New("autokeys: a field that scopes a number is empty")
 
-// scope is where a number is unique: a tenant and the values of the scope
-// fields. The zero scope is the whole collection.
+// scope is where a number is unique: the values of the scope fields. The
+// zero scope is the whole collection.
 type scope struct {
 	key    string // the sequence name's suffix; "" for the whole collection
-	tenant string
-	values []any // the scope fields' values, in the field's Scope order
+	values []any  // the scope fields' values, in the field's Scope order
 }
 
 // scoped reports whether f is numbered per scope.
-func scoped(f *fieldPlan) bool { return f.ScopeTenant || len(f.Scope) > 0 }
+func scoped(f *fieldPlan) bool { return len(f.Scope) > 0 }
 
 // where returns the filter of sc's documents, or nil for the whole
 // collection.
-func (sc scope) where(p *plan, f *fieldPlan) bson.D {
+func (sc scope) where(f *fieldPlan) bson.D {
 	var d bson.D
-	if f.ScopeTenant {
-		d = append(d, bson.E{Key: p.schema.Tenant.BSON, Value: sc.tenant})
-	}
 	for i, v := range sc.values {
 		d = append(d, bson.E{Key: f.Scope[i].BSON, Value: v})
 	}
 	return d
 }
 
-// scopeOf returns the scope of field f of the model mv: for scope=tenant,
-// the tenant the TenantScope gives for the tenant the model names. It
-// refuses, before anything is reserved, a request without the tenant (so
-// that it cannot use up a tenant's numbers) and an empty scope field.
+// scopeOf returns the scope of field f of the model mv: a scope field a
+// ScopeSource fills takes the value it gives for the one the model holds.
+// It refuses, before anything is reserved, what the source refuses (a
+// request without the tenant, so that it cannot use up a tenant's
+// numbers) and an empty scope field.
 func (k *Keys) scopeOf(ctx context.Context, p *plan, f *fieldPlan, mv reflect.Value) (scope, error) {
 	if !scoped(f) {
 		return scope{}, nil
 	}
-	tenant := ""
-	if f.ScopeTenant {
-		var err error
-		if tenant, err = k.tenants.TenantOf(ctx, p.schema.Tenant.Value(mv).String()); err != nil {
-			return scope{}, fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
-		}
-	}
-	return scopeFrom(p, f, tenant, func(i int) (reflect.Value, error) { return f.Scope[i].Value(mv), nil })
+	return scopeFrom(p, f, func(i int) (reflect.Value, error) {
+		return fillScope(ctx, p, f, i, f.Scope[i].Value(mv))
+	})
 }
 
-// storedScope returns the scope of f of mv, a model that was written: the
-// tenant it names.
+// fillScope returns the value scope field i of f has in the document
+// written under ctx, the model (or the upsert) giving it named.
+func fillScope(ctx context.Context, p *plan, f *fieldPlan, i int, named reflect.Value) (reflect.Value, error) {
+	if f.fill[i] == nil {
+		return named, nil
+	}
+	v, err := f.fill[i].ScopeValue(ctx, p.schema, &f.Scope[i], named)
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("%v field %s is numbered per %s: %w", p.schema.Type, f.Name, f.Scope[i].BSON, err)
+	}
+	return v, nil
+}
+
+// storedScope returns the scope of f of mv, a model that was written.
 func storedScope(p *plan, f *fieldPlan, mv reflect.Value) (scope, error) {
-	tenant := ""
-	if f.ScopeTenant {
-		tenant = p.schema.Tenant.Value(mv).String()
-	}
-	return scopeFrom(p, f, tenant, func(i int) (reflect.Value, error) { return f.Scope[i].Value(mv), nil })
+	return scopeFrom(p, f, func(i int) (reflect.Value, error) { return f.Scope[i].Value(mv), nil })
 }
 
-// scopeFrom builds the scope of f from tenant and the value of each scope
-// field, which value(i) gives.
-func scopeFrom(p *plan, f *fieldPlan, tenant string, value func(i int) (reflect.Value, error)) (scope, error) {
-	sc := scope{tenant: tenant}
-	if f.ScopeTenant {
-		sc.key = "@" + tenant
-	}
+// scopeFrom builds the scope of f from the value of each scope field,
+// which value(i) gives.
+func scopeFrom(p *plan, f *fieldPlan, value func(i int) (reflect.Value, error)) (scope, error) {
+	var sc scope
 	for i := range f.Scope {
 		v, err := value(i)
 		if err != nil {
@@ -101,9 +99,6 @@ func scopeFrom(p *plan, f *fieldPlan, tenant string, value func(i int) (reflect.
 // scopeNames returns f's scope as its tag writes it.
 func scopeNames(f *fieldPlan) string {
 	var names []string
-	if f.ScopeTenant {
-		names = append(names, "tenant")
-	}
 	for _, s := range f.Scope {
 		names = append(names, s.BSON)
 	}
@@ -131,41 +126,46 @@ func scopeText(v reflect.Value) string {
 	return escaper.Replace(v.String())
 }
 
-// upsertScope returns the scope of the document an upsert of f may insert:
-// the tenant the final filter requires, or else the current one; and each
-// scope field's value as the update sets it ($setOnInsert, where the
-// repository puts the filter's equalities, or $set).
+// upsertScope returns the scope of the document an upsert of f may
+// insert: each scope field's value as the update sets it ($setOnInsert,
+// where the repository puts the filter's equalities, or $set); for a
+// field a ScopeSource fills, the value the final filter requires when the
+// update sets none, and then the value the source gives for it.
 func (k *Keys) upsertScope(ctx context.Context, p *plan, f *fieldPlan, filter any, u *mql.Update) (scope, error) {
 	if !scoped(f) {
 		return scope{}, nil
 	}
-	tenant := ""
-	if f.ScopeTenant {
-		var err error
-		if tenant, err = k.upsertTenant(ctx, p, f, filter); err != nil {
-			return scope{}, err
+	return scopeFrom(p, f, func(i int) (reflect.Value, error) {
+		v, err := upsertValue(p, f, i, u)
+		if err != nil || f.fill[i] == nil {
+			return v, err
 		}
-	}
-	return scopeFrom(p, f, tenant, func(i int) (reflect.Value, error) { return upsertValue(p, f, i, u) })
+		if v.IsZero() {
+			if v, err = filterValue(p, f, i, filter); err != nil {
+				return v, err
+			}
+		}
+		return fillScope(ctx, p, f, i, v)
+	})
 }
 
-// upsertTenant returns the tenant an upsert's document will belong to: the
-// tenant the final filter requires, or else the current one.
-func (k *Keys) upsertTenant(ctx context.Context, p *plan, f *fieldPlan, filter any) (string, error) {
+// filterValue returns the value filter's equalities give scope field i of
+// f, as a value of the field's type; the zero value when they give none.
+func filterValue(p *plan, f *fieldPlan, i int, filter any) (reflect.Value, error) {
+	sf := &f.Scope[i]
 	eqs, err := mql.Equalities(filter)
 	if err != nil {
-		return "", err
+		return reflect.Value{}, err
 	}
 	for _, eq := range eqs {
-		if t, ok := eq.Value.(string); ok && eq.Key == p.schema.Tenant.BSON && t != "" {
-			return t, nil
+		if eq.Key != sf.BSON {
+			continue
+		}
+		if v, err := p.schema.Convert(sf, eq.Value); err == nil && !v.IsZero() {
+			return v, nil
 		}
 	}
-	tenant, err := k.tenants.TenantOf(ctx, "")
-	if err != nil {
-		return "", fmt.Errorf("%v field %s is numbered per tenant: %w", p.schema.Type, f.Name, err)
-	}
-	return tenant, nil
+	return reflect.New(sf.Type).Elem(), nil
 }
 
 // upsertValue returns the value the upsert u gives scope field i of f, as

@@ -22,10 +22,10 @@ import (
 // Pass is a tenant's soft-deleted document with a uuid key.
 type Pass struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
 	Ref              uuid.UUID  `bson:"ref" auto:"uuid"`
 	Title            string     `bson:"title"`
-	DeletedAt        *time.Time `bson:"deletedAt" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt" policy:"softdelete,at"`
 }
 
 // TestAutoKeysUniqueIndexOnUUIDFields: a uuid key gets a unique index on
@@ -49,7 +49,7 @@ func TestAutoKeysUniqueIndexOnUUIDFields(t *testing.T) {
 
 	// Under tenancy and soft delete.
 	db = srv.Database(t)
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(tenancy.New()))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(tenancy.New()))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(tenancy.New())

@@ -32,8 +32,8 @@ import (
 // IntPatient has an integer _id, as many legacy schemas do.
 type IntPatient struct {
 	ID    int64  `bson:"_id"`
-	Email string `bson:"email" encrypt:"eq"`
-	Notes string `bson:"notes" encrypt:""`
+	Email string `bson:"email" policy:"encrypt,eq"`
+	Notes string `bson:"notes" policy:"encrypt"`
 }
 
 func (p *IntPatient) PrepareID(id any) (any, error) { return id, nil }
@@ -43,8 +43,8 @@ func (p *IntPatient) SetID(id any)                  { p.ID, _ = id.(int64) }
 // TPatient is a tenant's patient with an encrypted field.
 type TPatient struct {
 	ID     primitive.ObjectID `bson:"_id"`
-	Tenant string             `bson:"tenant" tenant:"id"`
-	Notes  string             `bson:"notes" encrypt:""`
+	Tenant string             `bson:"tenant" policy:"tenant"`
+	Notes  string             `bson:"notes" policy:"encrypt"`
 }
 
 func (p *TPatient) PrepareID(id any) (any, error) { return id, nil }

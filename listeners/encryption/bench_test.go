@@ -21,8 +21,8 @@ import (
 // Sealed has two encrypted fields, one searchable.
 type Sealed struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string `bson:"email" encrypt:"eq"`
-	Notes            string `bson:"notes" encrypt:""`
+	Email            string `bson:"email" policy:"encrypt,eq"`
+	Notes            string `bson:"notes" policy:"encrypt"`
 	Ward             string `bson:"ward"`
 }
 

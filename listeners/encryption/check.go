@@ -9,7 +9,6 @@ import (
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/internal/guard"
-	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -254,7 +253,7 @@ func (p *encPlan) checkUpdate(update any) error {
 
 // blindIndexAt returns the eq field whose blind index path is or lies in,
 // and whether path is the blind index itself.
-func (p *encPlan) blindIndexAt(path string) (*model.EncryptedField, bool) {
+func (p *encPlan) blindIndexAt(path string) (*encField, bool) {
 	for name, f := range p.bidx {
 		if path == name {
 			return f, true

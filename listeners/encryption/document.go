@@ -124,7 +124,7 @@ func (x *Encryption) checkBlindIndex(coll, field string, id, v, stored bson.RawV
 		return err
 	}
 	if _, got, ok := stored.BinaryOK(); !ok || !hmac.Equal(got, want) {
-		de := &DecryptError{Collection: coll, Field: field, Reason: "the blind index " + field + model.BlindIndexSuffix + " is not the value's: it was changed or copied from another document"}
+		de := &DecryptError{Collection: coll, Field: field, Reason: "the blind index " + field + BlindIndexSuffix + " is not the value's: it was changed or copied from another document"}
 		if id.Type != 0 {
 			de.ID = id.String()
 		}

@@ -64,7 +64,7 @@ func (e *DecryptError) Is(target error) bool { return target == ErrDecrypt }
 
 // Encryption is a policy (see events.Policy) that encrypts the fields
 // tagged `encrypt` with AES-256-GCM before every write and decrypts them
-// after every read, and rewrites equality queries on `encrypt:"eq"` fields
+// after every read, and rewrites equality queries on `policy:"encrypt,eq"` fields
 // into lookups of their blind index. Being a policy, it sees documents after
 // every other listener has changed them, runs even when events are switched
 // off, and the other listeners see decrypted documents on AfterLoad. See
@@ -103,7 +103,7 @@ func WithIndexKey(k Key) Option {
 }
 
 // WithNormalizer sets a function applied to the value of every
-// `encrypt:"eq"` field before its blind index is computed, on writes and on
+// `policy:"encrypt,eq"` field before its blind index is computed, on writes and on
 // queries alike, so that a query for "Ann@Example.com" finds
 // "ann@example.com". field is the BSON name; v is the value as BSON
 // decodes it into an interface (string, int64, float64, bool,
@@ -121,7 +121,7 @@ func WithNormalizer(f func(field string, v any) any) Option {
 }
 
 // WithoutIndexes stops Encryption from creating, when a repository is
-// created, an index on the blind-index field of every `encrypt:"eq"` field
+// created, an index on the blind-index field of every `policy:"encrypt,eq"` field
 // in the repository's collection.
 func WithoutIndexes() Option {
 	return func(o *encOptions) error { o.noIndexes = true; return nil }
@@ -219,7 +219,7 @@ var _ events.Preparer = (*Encryption)(nil)
 // EnforcesPolicy marks Encryption as a policy.
 func (*Encryption) EnforcesPolicy() {}
 
-// EnforcesTags reports that Encryption enforces encrypt tags
+// EnforcesTags reports that Encryption enforces policy:"encrypt" tags
 // (events.TagEnforcer).
 func (*Encryption) EnforcesTags() []string { return []string{"encrypt"} }
 
@@ -269,9 +269,10 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 // encPlan is what Encryption knows about one model type.
 type encPlan struct {
 	schema *model.Schema
-	fields map[string]*model.EncryptedField // by BSON name
-	bidx   map[string]*model.EncryptedField // by blind-index name
-	paths  []string                         // the encrypted fields and blind indexes
+	list   []*encField          // in declaration order
+	fields map[string]*encField // by BSON name
+	bidx   map[string]*encField // by blind-index name
+	paths  []string             // the encrypted fields and blind indexes
 	idOnce sync.Once
 	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
 }
@@ -288,12 +289,12 @@ func (x *Encryption) plan(t reflect.Type) (*encPlan, error) {
 // newPlan makes the plan of a model's schema s, or nil when it encrypts
 // nothing.
 func newPlan(s *model.Schema) (*encPlan, bool, error) {
-	if len(s.Encrypted) == 0 {
-		return nil, false, nil
+	fields, err := fieldsOf(s)
+	if err != nil || len(fields) == 0 {
+		return nil, false, err
 	}
-	p := &encPlan{schema: s, fields: map[string]*model.EncryptedField{}, bidx: map[string]*model.EncryptedField{}}
-	for i := range s.Encrypted {
-		f := &s.Encrypted[i]
+	p := &encPlan{schema: s, list: fields, fields: map[string]*encField{}, bidx: map[string]*encField{}}
+	for _, f := range fields {
 		p.fields[f.BSON] = f
 		p.paths = append(p.paths, f.BSON)
 		if f.Eq {
@@ -322,50 +323,29 @@ func (x *Encryption) reaches(e *events.Event) error {
 	return err
 }
 
-// Prepare checks model type t when a repository is created: an encrypted
-// _id, an encrypted field that is also `auto`, `audit` or `tenant`, an
-// `encrypt:"eq"` slice (MongoDB's element matching cannot be served by a
-// blind index of the whole value) and a blind-index name taken by another
-// field are refused with ErrEncryptedField. Unless WithoutIndexes, it
-// creates an index on each blind index in coll, the repository's
-// collection.
+// Prepare checks model type t when a repository is created, and refuses
+// with ErrEncryptedField an encrypted _id, an encrypted field that is also
+// `auto` or `audit`, a policy:"encrypt,eq" slice (MongoDB's element
+// matching cannot be served by a blind index of the whole value) and a
+// blind-index name taken by another field; with model.ErrInvalidTag an
+// option other than eq, and an `auto:"inc,scope=..."` scoped by an
+// encrypted field; and with model.ErrInvalidIndex an index the model
+// declares on an encrypted field or on a blind index alone. Unless
+// WithoutIndexes, it creates an index on each blind index in coll, the
+// repository's collection.
 func (x *Encryption) Prepare(t reflect.Type, coll *mongo.Collection) error {
 	p, _, err := x.plans.Prepare(t, coll)
-	if err != nil || p == nil {
+	if err != nil || p == nil || x.noIndexes || coll == nil {
 		return err
 	}
-	s := p.schema
-	fail := func(f *model.EncryptedField, reason string) error {
-		return fmt.Errorf("encryption: %v field %s `%s`: %s: %w", t, f.Name, f.Tag, reason, ErrEncryptedField)
-	}
-	for i := range s.Encrypted {
-		f := &s.Encrypted[i]
-		if f.BSON == "_id" {
-			return fail(f, "_id cannot be encrypted: documents are found and bound by it")
-		}
-		for _, tag := range []string{"auto", "audit", "tenant"} {
-			if _, ok := f.Tag.Lookup(tag); ok {
-				return fail(f, "a field tagged "+tag+" cannot be encrypted: its listener must read or query it")
-			}
-		}
-		if k := f.Type.Kind(); f.Eq && (k == reflect.Slice || k == reflect.Array) && f.Type.Elem().Kind() != reflect.Uint8 {
-			return fail(f, `encrypt:"eq" on a slice: a blind index of the whole value cannot match single elements as MongoDB does; use encrypt:""`)
-		}
-		if f.Eq && s.FieldByBSON(f.BlindIndex()) != nil {
-			return fail(f, "the blind index's field "+f.BlindIndex()+" is taken by another field")
-		}
-	}
-	if x.noIndexes || coll == nil {
-		return nil
-	}
-	return x.ensureIndexes(s, coll)
+	return x.ensureIndexes(p, coll)
 }
 
-func (x *Encryption) ensureIndexes(s *model.Schema, coll *mongo.Collection) error {
+func (x *Encryption) ensureIndexes(p *encPlan, coll *mongo.Collection) error {
+	s := p.schema
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for i := range s.Encrypted {
-		f := &s.Encrypted[i]
+	for _, f := range p.list {
 		if !f.Eq {
 			continue
 		}

@@ -17,8 +17,8 @@ import (
 
 type Client struct {
 	mgm.DefaultModel `bson:",inline"`
-	Email            string `bson:"email" encrypt:"eq"`
-	Phone            string `bson:"phone" encrypt:""`
+	Email            string `bson:"email" policy:"encrypt,eq"`
+	Phone            string `bson:"phone" policy:"encrypt"`
 }
 
 func ExampleNew() {

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/bsontype"
@@ -99,7 +98,7 @@ func (p *encPlan) checkFilterOperator(el bson.E) error {
 // condition rewrites the condition cond on f. It returns the conditions
 // to put in its place and, for a test for null (which MongoDB also
 // matches on a missing field), a clause to AND to the filter instead.
-func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (bson.D, bson.D, error) {
+func (x *Encryption) condition(f *encField, coll string, cond any) (bson.D, bson.D, error) {
 	ops, isOps, err := queryOperators(cond)
 	if err != nil {
 		return nil, nil, err
@@ -116,7 +115,7 @@ func (x *Encryption) condition(f *model.EncryptedField, coll string, cond any) (
 			continue
 		case "$eq", "$in":
 			if !f.Eq {
-				return nil, nil, refuseEncrypted(f.BSON, `equality without encrypt:"eq"`)
+				return nil, nil, refuseEncrypted(f.BSON, `equality without policy:"encrypt,eq"`)
 			}
 		default:
 			return nil, nil, refuseEncrypted(f.BSON, op.Key)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"github.com/mgmevents/mgmevents/internal/guard"
-	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -148,7 +147,7 @@ func (p *encPlan) checkStage(s bson.E) error {
 // refersTo returns an encrypted field that v reads as an aggregation
 // expression ("$email", "$email.x", or the whole document through $$ROOT
 // or $$CURRENT) or names in the JavaScript of $function, or nil.
-func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
+func (p *encPlan) refersTo(v any, depth int) *encField {
 	if depth > maxEncDepth {
 		return p.any()
 	}
@@ -188,7 +187,7 @@ func (p *encPlan) refersTo(v any, depth int) *model.EncryptedField {
 
 // namedIn returns an encrypted field whose name the JavaScript code js
 // holds, or nil.
-func (p *encPlan) namedIn(js string) *model.EncryptedField {
+func (p *encPlan) namedIn(js string) *encField {
 	for _, f := range p.fields {
 		if strings.Contains(js, f.BSON) {
 			return f
@@ -198,7 +197,7 @@ func (p *encPlan) namedIn(js string) *model.EncryptedField {
 }
 
 // any returns one of the encrypted fields.
-func (p *encPlan) any() *model.EncryptedField {
+func (p *encPlan) any() *encField {
 	for _, f := range p.fields {
 		return f
 	}

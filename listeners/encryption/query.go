@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 )
 
@@ -16,7 +15,7 @@ func refuseEncrypted(field, what string) error {
 
 // lookup returns the encrypted field path names or lies in, and whether
 // path is the field itself rather than a part of it.
-func (p *encPlan) lookup(path string) (*model.EncryptedField, bool) {
+func (p *encPlan) lookup(path string) (*encField, bool) {
 	top, _, _ := strings.Cut(path, ".")
 	f := p.fields[top]
 	return f, f != nil && top == path

@@ -3,7 +3,6 @@ package encryption
 import (
 	"reflect"
 
-	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -46,7 +45,7 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any, collati
 	if err != nil {
 		return nil, err
 	}
-	seeds := map[*model.EncryptedField]bson.RawValue{}
+	seeds := map[*encField]bson.RawValue{}
 	var ops bson.D
 	for _, op := range u.Operators() {
 		fields, err := mql.ToD(op.Value)
@@ -129,7 +128,7 @@ func (p *encPlan) written(u *mql.Update) (map[string]bool, error) {
 }
 
 // appendEncrypted appends f: the ciphertext of v, and f's blind index.
-func (x *Encryption) appendEncrypted(out bson.D, f *model.EncryptedField, coll string, v bson.RawValue, b sealBinding) (bson.D, error) {
+func (x *Encryption) appendEncrypted(out bson.D, f *encField, coll string, v bson.RawValue, b sealBinding) (bson.D, error) {
 	out = append(out, bson.E{Key: f.BSON, Value: primitive.Binary{Subtype: EncryptedSubtype, Data: sealValue(x.current, coll, f.BSON, v, b)}})
 	if !f.Eq {
 		return out, nil

@@ -17,16 +17,13 @@ import (
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
-// Shipment is data that must stay in its region: its `region:"home"`
-// field names it.
+// Shipment is data that must stay in its region: its policy:"region"
+// field names it, so repo.New refuses Shipment on a bus without Residency.
 type Shipment struct {
 	mgm.DefaultModel `bson:",inline"`
-	Region           string `bson:"region" region:"home"`
+	Region           string `bson:"region" policy:"region"`
 	Item             string `bson:"item"`
 }
-
-// NeedsPolicies makes repo.New refuse Shipment on a bus without Residency.
-func (*Shipment) NeedsPolicies() []string { return []string{"region"} }
 
 // Product is data of no region.
 type Product struct {
@@ -45,20 +42,31 @@ type Residency struct {
 }
 
 func NewResidency(region string) *Residency {
-	return &Residency{region: region, table: policy.NewTable(func(s *model.Schema) (string, bool, error) {
-		for _, f := range s.Fields {
-			if _, ok := s.Struct.FieldByIndex(f.Index).Tag.Lookup("region"); ok {
-				return f.BSON, true, nil
-			}
-		}
+	return &Residency{region: region, table: policy.NewTable(regionField)}
+}
+
+// regionField returns the BSON name of the model's policy:"region" field,
+// refusing, with the type, the field and its tag named, what the policy
+// cannot govern: an option, a second field, a field that is no string.
+func regionField(s *model.Schema) (string, bool, error) {
+	fields := s.Policy("region")
+	switch {
+	case len(fields) == 0:
 		return "", false, nil
-	})}
+	case len(fields) > 1:
+		return "", false, fields[1].Err(s.Type, "a second region field (the first is "+fields[0].Name+")")
+	case len(fields[0].Options) > 0:
+		return "", false, fields[0].Err(s.Type, fmt.Sprintf("unknown option %q", fields[0].Options[0]))
+	case fields[0].Type.Kind() != reflect.String:
+		return "", false, fields[0].Err(s.Type, "the region field must be a string, not "+fields[0].Type.String())
+	}
+	return fields[0].BSON, true, nil
 }
 
 func (*Residency) EnforcesPolicy()        {}
 func (*Residency) EnforcesTags() []string { return []string{"region"} }
 func (*Residency) EventTypes() []events.Type {
-	return []events.Type{events.BeforeQuery, events.BeforeSave}
+	return []events.Type{events.BeforeQuery, events.BeforeSave, events.BeforeUpdate}
 }
 
 func (r *Residency) Prepare(t reflect.Type, coll *mongo.Collection) error {
@@ -90,6 +98,11 @@ func (r *Residency) HandleEvent(_ context.Context, e *events.Event) error {
 	case e.Type == events.BeforeSave:
 		if got, _ := e.Document.Lookup(field).StringValueOK(); got != r.region {
 			return fmt.Errorf("%w: %q", ErrElsewhere, got)
+		}
+	case e.Type == events.BeforeUpdate:
+		u, err := mql.ParseUpdate(e.Update)
+		if err != nil || u.IsPipeline() || u.Touches(field) {
+			return fmt.Errorf("%w: an update may not move a document out of the region", ErrElsewhere)
 		}
 	case policy.Pipelined(e):
 		e.Pipeline, err = mql.PrependMatch(e.Pipeline, policy.Stored(e, cond))

@@ -8,6 +8,15 @@
 // reach a collection no repository of the bus serves, since the policy
 // cannot tell whether it governs it.
 //
+// A policy's fields carry a `policy:"NAME[,OPTION...]"` tag, which package
+// model parses without knowing the name (model.PolicyField). The policy
+// reads its fields with model.Schema.Policy(NAME) in its Derive, refuses
+// there what it cannot govern (an option it does not know, a field of the
+// wrong type, with model.PolicyField.Err naming the type, the field and
+// the tag), and names itself in EnforcesTags (events.TagEnforcer), so
+// that repo.New refuses its models on a bus without it. The built-in
+// policies do no more.
+//
 // A policy in one file:
 //
 //	type Region struct{ table *policy.Table[string] }

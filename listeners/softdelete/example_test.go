@@ -26,7 +26,7 @@ func exampleDB(ctx context.Context) (*mongo.Database, func()) {
 type Post struct {
 	mgm.DefaultModel `bson:",inline"`
 	Title            string     `bson:"title"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 func ExampleNew() {

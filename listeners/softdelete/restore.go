@@ -60,20 +60,23 @@ func RestoreModel[T interface{ GetID() any }](ctx context.Context, r Restorer[T]
 	return nil
 }
 
-// restoring returns T's softdelete:"at" field and the $unset of every
+// restoring returns T's policy:"softdelete,at" field and the $unset of every
 // softdelete field, or an error when T has none.
-func restoring[T any]() (*model.AuditField, bson.D, error) {
+func restoring[T any]() (*model.Field, bson.D, error) {
 	s, err := model.For[T]()
 	if err != nil {
 		return nil, nil, err
 	}
-	at := s.AuditOf(model.DeletedAt)
-	if at == nil {
-		return nil, nil, fmt.Errorf("softdelete: %v has no softdelete:\"at\" field, so nothing of it is soft-deleted", s.Type)
+	m, ok, err := marksOf(s)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !ok:
+		return nil, nil, fmt.Errorf("softdelete: %v has no policy:\"softdelete,at\" field, so nothing of it is soft-deleted", s.Type)
 	}
-	unset := bson.D{{Key: at.BSON, Value: ""}}
-	if by := s.AuditOf(model.DeletedBy); by != nil {
-		unset = append(unset, bson.E{Key: by.BSON, Value: ""})
+	unset := bson.D{}
+	for _, name := range m.names() {
+		unset = append(unset, bson.E{Key: name, Value: ""})
 	}
-	return at, unset, nil
+	return m.at, unset, nil
 }

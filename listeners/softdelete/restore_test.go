@@ -21,8 +21,8 @@ type Page struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string     `bson:"text"`
 	Version          int64      `bson:"version" auto:"version"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
-	DeletedBy        string     `bson:"deletedBy,omitempty" softdelete:"by"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
+	DeletedBy        string     `bson:"deletedBy,omitempty" policy:"softdelete,by"`
 }
 
 // TestDeleteKeepsTheModelUpToDate: after a soft Delete the model holds the
@@ -63,8 +63,8 @@ func TestDeleteKeepsTheModelUpToDate(t *testing.T) {
 // Sheet is a tenant's soft-deleted document.
 type Sheet struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string     `bson:"tenant" tenant:"id"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
+	Tenant           string     `bson:"tenant" policy:"tenant"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
 }
 
 // TestRestoreByFilterRespectsTenancy: Restore brings back the marked

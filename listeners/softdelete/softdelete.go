@@ -1,5 +1,5 @@
 // Package softdelete marks documents deleted instead of removing them, for
-// models with a softdelete:"at" field, as one policy (events.Policy): a
+// models with a policy:"softdelete,at" field, as one policy (events.Policy): a
 // hook that turns each delete into an update, and a query condition that
 // hides marked documents from every read.
 package softdelete
@@ -51,7 +51,7 @@ func HardDelete(ctx context.Context) context.Context {
 // Option configures SoftDelete.
 type Option func(*SoftDelete)
 
-// WithActor sets who deletes, for a softdelete:"by" field; the auditor
+// WithActor sets who deletes, for a policy:"softdelete,by" field; the auditor
 // given to listeners.WithAuditor will do. who reads the context the
 // operation runs on.
 func WithActor(who func(ctx context.Context) (any, error)) Option {
@@ -64,13 +64,13 @@ func WithClock(now func() time.Time) Option {
 }
 
 // SoftDelete marks documents deleted instead of removing them, for models
-// with a softdelete:"at" field (time.Time, *time.Time or
+// with a policy:"softdelete,at" field (time.Time, *time.Time or
 // primitive.DateTime), like GORM's DeletedAt and mongoose-delete. It is a
 // policy (events.Policy), so switching events off does not switch it off,
 // and its Check verifies after all listeners that it still holds.
 //
 //   - Delete, DeleteOne, DeleteMany and FindOneAndDelete set the
-//     softdelete:"at" mark (and a softdelete:"by" field, from WithActor)
+//     policy:"softdelete,at" mark (and a policy:"softdelete,by" field, from WithActor)
 //     on live documents instead of deleting; BeforeDelete and AfterDelete
 //     still fire, and the count is the number of documents marked.
 //   - Every filter and pipeline skips marked documents, unless the context
@@ -94,18 +94,9 @@ type SoftDelete struct {
 	table   *policy.Table[marks] // per model and per collection
 }
 
-// marks are a model's softdelete fields: at, and by or nil.
-type marks struct {
-	schema *model.Schema
-	at, by *model.AuditField
-}
-
 // New returns the policy.
 func New(opts ...Option) *SoftDelete {
-	s := &SoftDelete{now: time.Now, table: policy.NewTable(func(s *model.Schema) (marks, bool, error) {
-		m := marks{schema: s, at: s.AuditOf(model.DeletedAt), by: s.AuditOf(model.DeletedBy)}
-		return m, m.at != nil, nil
-	})}
+	s := &SoftDelete{now: time.Now, table: policy.NewTable(marksOf)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -115,13 +106,13 @@ func New(opts ...Option) *SoftDelete {
 // EnforcesPolicy marks SoftDelete as an events.Policy.
 func (*SoftDelete) EnforcesPolicy() {}
 
-// EnforcesTags reports that SoftDelete enforces softdelete tags
+// EnforcesTags reports that SoftDelete enforces policy:"softdelete" tags
 // (events.TagEnforcer).
 func (*SoftDelete) EnforcesTags() []string { return []string{"softdelete"} }
 
 // EventTypes tells the bus which events SoftDelete handles.
 func (*SoftDelete) EventTypes() []events.Type {
-	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.BeforeConvert, events.BeforeSave, events.BeforeUpdate}
+	return []events.Type{events.BeforeQuery, events.BeforeDelete, events.AfterDelete, events.BeforeConvert, events.BeforeSave, events.BeforeUpdate}
 }
 
 // byModel reports whether e is a write of a model by its _id (Save of a
@@ -132,7 +123,7 @@ func byModel(e *events.Event) bool { return e.Op == events.OpReplace || e.Op == 
 
 // deletedError is the error of a write of the model of e whose document
 // is marked.
-func deletedError(e *events.Event, at *model.AuditField) error {
+func deletedError(e *events.Event, at *model.Field) error {
 	var id any = "(no ID)"
 	if m, ok := e.Model.(interface{ GetID() any }); ok {
 		id = m.GetID()
@@ -149,11 +140,11 @@ func (d *SoftDelete) Prepare(mt reflect.Type, coll *mongo.Collection) error {
 	return err
 }
 
-// mark returns the model's schema and softdelete:"at" field, or a nil
-// field when it has none.
-func (d *SoftDelete) mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
+// mark returns the model's softdelete fields and its
+// policy:"softdelete,at" field, or a nil field when it has none.
+func (d *SoftDelete) mark(e *events.Event) (marks, *model.Field, error) {
 	m, _, err := d.table.Model(e.ModelType)
-	return m.schema, m.at, err
+	return m, m.at, err
 }
 
 // reaches confines, or when final checks, every stage of e's pipeline
@@ -190,11 +181,15 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return err
 		}
 	}
-	s, at, err := d.mark(e)
+	m, at, err := d.mark(e)
 	if at == nil {
 		return err
 	}
 	switch e.Type {
+	case events.AfterDelete:
+		if ctx.Value(hardDeleteKey) == nil {
+			m.keepUp(e)
+		}
 	case events.BeforeConvert:
 		if byModel(e) && hides(ctx, e) {
 			e.AddGuard(liveCondition(at), deletedError(e, at))
@@ -217,13 +212,13 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		set := bson.D{{Key: at.BSON, Value: d.now().UTC().Truncate(time.Millisecond)}}
-		if by := s.AuditOf(model.DeletedBy); by != nil && d.deleter != nil {
+		if by := m.by; by != nil && d.deleter != nil {
 			who, err := d.deleter(ctx)
 			if err != nil {
 				return fmt.Errorf("deleter: %w", err)
 			}
 			if who != nil {
-				w, err := s.Convert(&by.Field, who)
+				w, err := m.schema.Convert(by, who)
 				if err != nil {
 					return err
 				}
@@ -245,15 +240,11 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			return err
 		}
 	}
-	s, at, err := d.mark(e)
+	m, at, err := d.mark(e)
 	if at == nil {
 		return err
 	}
-	marks := []string{at.BSON}
-	if by := s.AuditOf(model.DeletedBy); by != nil {
-		marks = append(marks, by.BSON)
-	}
-	if err := guard.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", marks...); err != nil {
+	if err := guard.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", m.names()...); err != nil {
 		return err
 	}
 	switch e.Type {
@@ -306,7 +297,7 @@ var withDocument = bson.E{Key: "fullDocument", Value: bson.D{{Key: "$type", Valu
 // liveCondition matches documents that are not marked: the field missing
 // or null, or holding the zero value of its type (a time.Time stored
 // without omitempty).
-func liveCondition(at *model.AuditField) bson.E {
+func liveCondition(at *model.Field) bson.E {
 	if at.Type.Kind() == reflect.Pointer {
 		return bson.E{Key: at.BSON, Value: nil}
 	}

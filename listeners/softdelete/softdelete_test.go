@@ -20,8 +20,8 @@ import (
 type Note struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string     `bson:"text"`
-	DeletedAt        *time.Time `bson:"deletedAt,omitempty" softdelete:"at"`
-	DeletedBy        string     `bson:"deletedBy,omitempty" softdelete:"by"`
+	DeletedAt        *time.Time `bson:"deletedAt,omitempty" policy:"softdelete,at"`
+	DeletedBy        string     `bson:"deletedBy,omitempty" policy:"softdelete,by"`
 }
 
 // Memo marks with a time.Time stored whole (no omitempty), whose zero
@@ -29,7 +29,7 @@ type Note struct {
 type Memo struct {
 	mgm.DefaultModel `bson:",inline"`
 	Text             string    `bson:"text"`
-	DeletedAt        time.Time `bson:"deletedAt" softdelete:"at"`
+	DeletedAt        time.Time `bson:"deletedAt" policy:"softdelete,at"`
 }
 
 var deletedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -155,7 +155,7 @@ func TestSoftDeleteZeroTime(t *testing.T) {
 type Handle struct {
 	mgm.DefaultModel `bson:",inline"`
 	Name             string     `bson:"name"`
-	DeletedAt        *time.Time `bson:"deletedAt" softdelete:"at"`
+	DeletedAt        *time.Time `bson:"deletedAt" policy:"softdelete,at"`
 }
 
 // TestUniqueKeyReusedAfterSoftDelete backs docs/policies.md's advice: a unique

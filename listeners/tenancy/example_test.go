@@ -26,7 +26,7 @@ func exampleDB(ctx context.Context) (*mongo.Database, func()) {
 // Invoice belongs to a tenant and is numbered per tenant.
 type Invoice struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	No               int64  `bson:"no" auto:"inc,scope=tenant"`
 	Amount           int    `bson:"amount"`
 }
@@ -37,7 +37,7 @@ func ExampleNew() {
 	defer done()
 
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	if err != nil {
 		panic(err)
 	}

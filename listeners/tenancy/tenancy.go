@@ -1,4 +1,4 @@
-// Package tenancy confines every operation on a model with a tenant:"id"
+// Package tenancy confines every operation on a model with a policy:"tenant"
 // field to the tenant the context acts as. Tenancy is a policy
 // (events.Policy): no other listener, option or switch can widen it, and it
 // fails closed: with no tenant in the context, every operation is refused.
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/guard"
@@ -87,7 +88,7 @@ func WithResolver(r Resolver) Option {
 	}
 }
 
-// Tenancy confines every operation on a model with a tenant:"id" field to
+// Tenancy confines every operation on a model with a policy:"tenant" field to
 // the current tenant. It is a policy (events.Policy): it runs after every
 // other listener on Before* events and even when events are switched off,
 // and its Check verifies, after all listeners, policies included, that
@@ -128,27 +129,52 @@ func New(opts ...Option) *Tenancy {
 	t := &Tenancy{resolve: func(ctx context.Context) (string, error) {
 		s, _ := FromContext(ctx)
 		return s, nil
-	}, table: policy.NewTable(func(s *model.Schema) (*model.Field, bool, error) {
-		return s.Tenant, s.Tenant != nil, nil
-	})}
+	}, table: policy.NewTable(tenantField)}
 	for _, o := range opts {
 		o(t)
 	}
 	return t
 }
 
+// tenantField returns the model's policy:"tenant" field, which holds the
+// tenant a document belongs to: one string field, not the _id, of no
+// other tag that sets it (auto, audit), and of no option.
+func tenantField(s *model.Schema) (*model.Field, bool, error) {
+	fields := s.Policy("tenant")
+	if len(fields) == 0 {
+		return nil, false, nil
+	}
+	f := &fields[0]
+	reason := ""
+	switch {
+	case len(fields) > 1:
+		f, reason = &fields[1], "a second tenant field (the first is "+fields[0].Name+")"
+	case len(f.Options) > 0:
+		reason = fmt.Sprintf(`unknown option %q; the tenant field is policy:"tenant"`, f.Options[0])
+	case f.Type.Kind() != reflect.String:
+		reason = "the tenant field must be a string, not " + f.Type.String()
+	case f.BSON == "_id":
+		reason = "the tenant cannot be the _id"
+	case slices.ContainsFunc(s.Auto, func(a model.AutoField) bool { return a.BSON == f.BSON }),
+		slices.ContainsFunc(s.Audit, func(a model.AuditField) bool { return a.BSON == f.BSON }):
+		reason = "the tenant field cannot also be an auto or audit field"
+	}
+	if reason != "" {
+		return nil, false, f.Err(s.Type, reason)
+	}
+	return &f.Field, true, nil
+}
+
 // EnforcesPolicy marks Tenancy as an events.Policy.
 func (*Tenancy) EnforcesPolicy() {}
 
-// EnforcesTags reports that Tenancy enforces tenant:"id" fields
+// EnforcesTags reports that Tenancy enforces policy:"tenant" fields
 // (events.TagEnforcer).
 func (*Tenancy) EnforcesTags() []string { return []string{"tenant"} }
 
 // TenantOf returns the tenant that a model naming tenant named ("" for
 // none) is written for under ctx: the current tenant, which named must
-// match, or under AllTenants named itself, which must then be set. It lets
-// AutoKeys number `auto:"inc,scope=tenant"` fields per tenant with the
-// policy's own reading of the context (autokeys.WithTenantScope).
+// match, or under AllTenants named itself, which must then be set.
 func (t *Tenancy) TenantOf(ctx context.Context, named string) (string, error) {
 	current, all, err := t.Tenant(ctx)
 	switch {
@@ -162,6 +188,26 @@ func (t *Tenancy) TenantOf(ctx context.Context, named string) (string, error) {
 		return "", fmt.Errorf("%w: the model names tenant %q, but the context acts as tenant %q", ErrTenantMismatch, named, current)
 	}
 	return current, nil
+}
+
+// FillsScope reports whether f is the tenant field of the model of s. It
+// and ScopeValue let AutoKeys number an `auto:"inc,scope=tenant"` field
+// (scope= naming the tenant field) per tenant with the policy's own
+// reading of the context (autokeys.WithScopeSource), before Tenancy,
+// which runs after it, stamps the tenant.
+func (t *Tenancy) FillsScope(s *model.Schema, f *model.Field) bool {
+	tf, ok, err := t.table.Model(s.Type)
+	return err == nil && ok && tf.BSON == f.BSON
+}
+
+// ScopeValue returns, as a value of f's type, the tenant a model of s
+// whose tenant field holds named is written for under ctx (see TenantOf).
+func (t *Tenancy) ScopeValue(ctx context.Context, _ *model.Schema, f *model.Field, named reflect.Value) (reflect.Value, error) {
+	tenant, err := t.TenantOf(ctx, named.String())
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return reflect.ValueOf(tenant).Convert(f.Type), nil
 }
 
 // EventTypes tells the bus which events Tenancy handles.

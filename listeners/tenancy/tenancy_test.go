@@ -25,7 +25,7 @@ import (
 // Account is a tenant's document, numbered per tenant.
 type Account struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           string `bson:"tenant" tenant:"id"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
 	No               int64  `bson:"no" auto:"inc,scope=tenant"`
 	Name             string `bson:"name"`
 	Balance          int    `bson:"balance"`
@@ -45,7 +45,7 @@ func tenanted(t *testing.T) (*repo.Repository[*Account], *events.Bus, *mongo.Dat
 	t.Helper()
 	db := srv.PooledDatabase(t)
 	ten := tenancy.New()
-	keys, err := autokeys.New(db, autokeys.WithTenantScope(ten))
+	keys, err := autokeys.New(db, autokeys.WithScopeSource(ten))
 	require.NoError(t, err)
 	bus := events.NewBus()
 	bus.Register(keys)
@@ -432,7 +432,31 @@ func TestTenancyConcurrentNumbering(t *testing.T) {
 
 type badTenant struct {
 	mgm.DefaultModel `bson:",inline"`
-	Tenant           int `bson:"tenant" tenant:"id"`
+	Tenant           int `bson:"tenant" policy:"tenant"`
+}
+
+type twoTenants struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string `bson:"tenant" policy:"tenant"`
+	Org              string `bson:"org" policy:"tenant"`
+}
+
+type tenantOption struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string `bson:"tenant" policy:"tenant,id"`
+}
+
+type tenantID struct {
+	ID string `bson:"_id" policy:"tenant"`
+}
+
+func (m *tenantID) PrepareID(id any) (any, error) { return id, nil }
+func (m *tenantID) GetID() any                    { return m.ID }
+func (m *tenantID) SetID(id any)                  { m.ID, _ = id.(string) }
+
+type tenantAudited struct {
+	mgm.DefaultModel `bson:",inline"`
+	Tenant           string `bson:"tenant" policy:"tenant" audit:"createdBy"`
 }
 
 type scopedWithoutTenant struct {
@@ -440,11 +464,28 @@ type scopedWithoutTenant struct {
 	No               int64 `bson:"no" auto:"inc,scope=tenant"`
 }
 
+// TestTenantTagsAreValidated: Tenancy refuses, when the repository is
+// created, a tenant field it cannot govern, naming the type, the field,
+// its tag and the reason.
 func TestTenantTagsAreValidated(t *testing.T) {
-	_, err := repo.New[*badTenant](nil, repo.WithDatabase(srv.PooledDatabase(t)))
+	bus := events.NewBus()
+	bus.Register(tenancy.New())
+	db := srv.PooledDatabase(t)
+	for _, tc := range []struct {
+		new  func() error
+		want string
+	}{
+		{func() error { _, err := repo.New[*badTenant](bus, repo.WithDatabase(db)); return err }, "badTenant field Tenant `policy:\"tenant\"`: the tenant field must be a string, not int"},
+		{func() error { _, err := repo.New[*twoTenants](bus, repo.WithDatabase(db)); return err }, "field Org `policy:\"tenant\"`: a second tenant field (the first is Tenant)"},
+		{func() error { _, err := repo.New[*tenantOption](bus, repo.WithDatabase(db)); return err }, `unknown option "id"`},
+		{func() error { _, err := repo.New[*tenantID](bus, repo.WithDatabase(db)); return err }, "the tenant cannot be the _id"},
+		{func() error { _, err := repo.New[*tenantAudited](bus, repo.WithDatabase(db)); return err }, "cannot also be an auto or audit field"},
+	} {
+		err := tc.new()
+		assert.ErrorIs(t, err, model.ErrInvalidTag)
+		assert.ErrorContains(t, err, tc.want)
+	}
+	_, err := repo.New[*scopedWithoutTenant](bus, repo.WithDatabase(db))
 	assert.ErrorIs(t, err, model.ErrInvalidTag)
-	assert.ErrorContains(t, err, "field Tenant")
-	_, err = repo.New[*scopedWithoutTenant](nil, repo.WithDatabase(srv.PooledDatabase(t)))
-	assert.ErrorIs(t, err, model.ErrInvalidTag)
-	assert.ErrorContains(t, err, "scope=tenant needs a tenant field")
+	assert.ErrorContains(t, err, `scope=tenant: the model has no field stored as "tenant"`)
 }
