@@ -151,16 +151,36 @@ func readPage[V any, T mgm.Model](ctx context.Context, r *Repository[T], o *even
 }
 
 // withSortFields returns proj with the top-level field of each sort key
-// that proj lacks, so that the page's last document holds its position.
+// kept, so that the page's last document holds its position: an
+// inclusion projection gains the fields it lacks, an exclusion projection
+// (what FindPageAs sends) loses its exclusions of them.
 func withSortFields(proj, sort bson.D) bson.D {
-	out := append(bson.D(nil), proj...)
+	tops := make([]string, 0, len(sort))
 	for _, e := range sort {
 		top, _, _ := strings.Cut(e.Key, ".")
+		tops = append(tops, top)
+	}
+	if excludes(proj) {
+		return slices.DeleteFunc(append(bson.D(nil), proj...), func(p bson.E) bool { return slices.Contains(tops, p.Key) })
+	}
+	out := append(bson.D(nil), proj...)
+	for _, top := range tops {
 		if !slices.ContainsFunc(out, func(p bson.E) bool { return p.Key == top }) {
 			out = append(out, bson.E{Key: top, Value: 1})
 		}
 	}
 	return out
+}
+
+// excludes reports whether proj, a projection the repository built, leaves
+// fields out (every value 0) rather than listing those it reads.
+func excludes(proj bson.D) bool {
+	for _, p := range proj {
+		if p.Value != 0 {
+			return false
+		}
+	}
+	return len(proj) > 0
 }
 
 // pageOptions checks p and opts, and returns the total order and the
