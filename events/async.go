@@ -76,8 +76,8 @@ func WithErrorHandler(f func(ctx context.Context, err error)) AsyncOption {
 // Create one with Async; close it with Close.
 //
 // The listener gets a copy of each event, and may keep it: the Event
-// struct, its Document bytes, its Collation and its slices (Batch, Keep,
-// Extra, Tombstone, Guards, one level deep) are its own. What the copy's
+// struct, its Document bytes, its Collation, Batch and the slices of its
+// Additions (one level deep) are its own. What the copy's
 // other fields point to is shared: Model and the models in Batch are the
 // caller's pointers, which it may change once the operation returns
 // (Document holds the bytes as written or read); Filter, Pipeline, Update,
@@ -271,10 +271,7 @@ func copyEvent(e *Event) Event {
 	c := *e
 	c.Document = slices.Clone(e.Document)
 	c.Batch = slices.Clone(e.Batch)
-	c.Keep = slices.Clone(e.Keep)
-	c.Extra = slices.Clone(e.Extra)
-	c.Tombstone = slices.Clone(e.Tombstone)
-	c.Guards = slices.Clone(e.Guards)
+	c.adds = e.adds.clone()
 	if e.Collation != nil {
 		col := *e.Collation
 		c.Collation = &col

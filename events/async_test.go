@@ -125,8 +125,10 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	e.Document = doc
 	e.Batch = []any{first, &user{Name: "second"}}
 	e.Collation = &options.Collation{Locale: "en"}
-	e.Keep = []string{"note"}
+	e.Type = events.BeforeSave // the additions of the write
+	e.Keep("note")
 	e.AddGuard(bson.E{Key: "state", Value: "open"}, errors.New("closed"))
+	e.Type = events.AfterSave
 	require.NoError(t, a.HandleEvent(context.Background(), e))
 
 	// The repository reuses the Event for the next one; the cursor reuses
@@ -135,8 +137,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	copy(doc[len(doc)-4:], "bob\x00")
 	e.Batch[0] = &user{Name: "replaced"}
 	e.Collation.Locale = "fr"
-	e.Keep[0] = "other"
-	e.Guards[0].Cond.Value = "closed"
+	e.Additions().Keep[0] = "other"
+	e.Additions().Guards[0].Cond.Value = "closed"
 	close(c.gate)
 	closeNow(t, a)
 
@@ -148,8 +150,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	assert.Equal(t, "ann", got.Document.Lookup("name").StringValue())
 	assert.Same(t, first, got.Batch[0], "the models themselves are the caller's")
 	assert.Equal(t, "en", got.Collation.Locale)
-	assert.Equal(t, []string{"note"}, got.Keep)
-	assert.Equal(t, "open", got.Guards[0].Cond.Value)
+	assert.Equal(t, []string{"note"}, got.Additions().Keep)
+	assert.Equal(t, "open", got.Additions().Guards[0].Cond.Value)
 }
 
 // fill registers c, whose events wait for its gate, behind an

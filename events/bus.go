@@ -277,8 +277,12 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 // error aborts the operation; for an After* event the write has already
 // happened. Publishing an event that no listener matches allocates
 // nothing.
-// A nil Bus has no listeners.
+// A nil Bus has no listeners. Publishing BeforeConvert forgets what
+// listeners added to an earlier write of e (see Event.Additions).
 func (b *Bus) Publish(ctx context.Context, e *Event) error {
+	if e.Type == BeforeConvert {
+		e.adds = Additions{}
+	}
 	if b == nil {
 		return nil
 	}
@@ -353,11 +357,17 @@ func callCheck(ctx context.Context, c Checker, e *Event) (err error) {
 	return c.Check(ctx, e)
 }
 
+// call calls l, and fails the call with the first mistake l made in
+// adding to the write (see Event.AddExtra), unless it failed already.
 func call(ctx context.Context, l Listener, e *Event) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = newPanicError(v)
 		}
+		if err == nil {
+			err = e.misuse
+		}
+		e.misuse = nil
 	}()
 	return l.HandleEvent(ctx, e)
 }
