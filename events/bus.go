@@ -59,6 +59,8 @@ type registration struct {
 
 const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
 
+const afterTypes = allTypes &^ (1<<BeforeConvert | 1<<BeforeSave | 1<<BeforeDelete | 1<<BeforeQuery | 1<<BeforeUpdate)
+
 // NewBus returns an empty bus.
 func NewBus() *Bus { return &Bus{} }
 
@@ -89,6 +91,16 @@ func ForType(t reflect.Type) Option { return func(r *registration) { r.model = t
 // AsPolicy registers the listener as a policy, as if it implemented Policy.
 func AsPolicy() Option { return func(r *registration) { r.policy = true } }
 
+func typesOf(mask uint16) []Type {
+	var ts []Type
+	for t := BeforeConvert; t <= numTypes; t++ {
+		if mask&(1<<t) != 0 {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 func maskOf(types []Type) uint16 {
 	var m uint16
 	for _, t := range types {
@@ -103,8 +115,8 @@ func maskOf(types []Type) uint16 {
 // that function reports whether it removed l. A policy (see Policy) is never
 // removed: repositories created while it was registered rely on it for as
 // long as they live, so its unregister function does nothing and reports
-// false. A nil l is ignored.
-// An *AsyncListener is registered for After* types only: see Async.
+// false. A nil l is ignored. A Deferred listener is registered for
+// After* types only, never as a policy.
 func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if l == nil {
 		return func() bool { return false }
@@ -125,8 +137,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 		o(r)
 	}
 	r.restricted = r.mask&declared != declared
-	if a, ok := l.(*AsyncListener); ok {
-		a.accept(r) // After* types only, never a policy
+	if d, ok := l.(Deferred); ok {
+		r.mask = maskOf(d.Accept(typesOf(r.mask), r.policy)) & afterTypes
+		r.policy = false
 	}
 	if c, ok := l.(Checker); ok && r.policy {
 		r.checker = c

@@ -2,6 +2,7 @@ package events
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -147,8 +148,8 @@ func (o Op) Replace() bool { return o == OpReplace || o == OpReplaceOne || o == 
 func (o Op) OperatorUpdate() bool { return o >= OpUpdateOne && o <= OpFindOneAndUpdate }
 
 // Event is what listeners receive. It is valid only during the call: a
-// listener must not keep the pointer (an Async listener gets a copy it may
-// keep). The repository reuses one Event for the successive events of one
+// listener must not keep the pointer (Clone makes a copy it may keep).
+// The repository reuses one Event for the successive events of one
 // operation, and then for later operations.
 //
 // Its fields are what the operation tells its listeners, and what a
@@ -239,4 +240,26 @@ type Event struct {
 	// listener's call with.
 	adds   Additions
 	misuse error
+}
+
+// Clone returns a copy of e that a listener may keep after the call, as
+// package async's listeners do: the Event struct, its Document bytes, its
+// Collation, Batch and the slices of its Additions (one level deep) are
+// the copy's own. What the copy's other fields point to is shared: Model
+// and the models in Batch are the caller's pointers, which it may change
+// once the operation returns (Document holds the bytes as written or
+// read); Filter, Pipeline, Update, UpsertedID, Sort and Projection are
+// the values the operation used, to be read only; Coll and Registry are
+// the repository's, safe for concurrent use.
+func (e *Event) Clone() *Event {
+	c := *e
+	c.Document = slices.Clone(e.Document)
+	c.Batch = slices.Clone(e.Batch)
+	c.adds = e.adds.clone()
+	c.misuse = nil
+	if e.Collation != nil {
+		col := *e.Collation
+		c.Collation = &col
+	}
+	return &c
 }
