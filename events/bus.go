@@ -362,25 +362,25 @@ func publish(ctx context.Context, list []*registration, e *Event, tracers []*reg
 }
 
 func callCheck(ctx context.Context, c Checker, e *Event) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v)
-		}
-	}()
+	defer func() { err = ended(e, recover(), err) }()
 	return c.Check(ctx, e)
 }
 
-// call calls l, and fails the call with the first mistake l made in
-// adding to the write (see Event.AddExtra), unless it failed already.
 func call(ctx context.Context, l Listener, e *Event) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v)
-		}
-		if err == nil {
-			err = e.misuse
-		}
-		e.misuse = nil
-	}()
+	defer func() { err = ended(e, recover(), err) }()
 	return l.HandleEvent(ctx, e)
+}
+
+// ended returns the error of a call on e that returned err or panicked
+// with v: the panic, err, or else the first mistake the call made in
+// adding to the write (see Event.AddExtra), which it forgets.
+func ended(e *Event, v any, err error) error {
+	if v != nil {
+		err = newPanicError(v)
+	}
+	if err == nil {
+		err = e.misuse
+	}
+	e.misuse = nil
+	return err
 }
