@@ -85,3 +85,31 @@ func TestBeforeConvertStartsAfresh(t *testing.T) {
 	require.NoError(t, (*events.Bus)(nil).Publish(context.Background(), e))
 	assert.Equal(t, events.Additions{}, e.Additions())
 }
+
+// addingCheck is a policy whose Check makes an addition.
+type addingCheck struct{ check func(e *events.Event) }
+
+func (addingCheck) EnforcesPolicy()                                  {}
+func (addingCheck) HandleEvent(context.Context, *events.Event) error { return nil }
+
+func (c addingCheck) Check(_ context.Context, e *events.Event) error {
+	c.check(e)
+	return nil
+}
+
+// TestCheckMistakeFailsTheCheck: a Check's meaningless addition fails
+// that policy's Check, and is not left for the next listener's call.
+func TestCheckMistakeFailsTheCheck(t *testing.T) {
+	bus := events.NewBus()
+	p := &addingCheck{func(e *events.Event) { e.AddGuard(bson.E{Key: "x", Value: 1}, nil) }}
+	bus.Register(p)
+	e := &events.Event{Type: events.BeforeSave}
+	err := bus.Publish(context.Background(), e)
+	var le *events.ListenerError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, p, le.Listener)
+	assert.ErrorContains(t, err, "AddGuard")
+	next := events.NewBus()
+	next.Register(events.ListenerFunc(func(context.Context, *events.Event) error { return nil }))
+	assert.NoError(t, next.Publish(context.Background(), e))
+}
