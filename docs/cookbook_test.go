@@ -33,6 +33,7 @@ var imports = map[string]string{
 	"mongo":      "go.mongodb.org/mongo-driver/mongo",
 	"options":    "go.mongodb.org/mongo-driver/mongo/options",
 	"events":     "github.com/mgmevents/mgmevents/events",
+	"async":      "github.com/mgmevents/mgmevents/events/async",
 	"repo":       "github.com/mgmevents/mgmevents/repo",
 	"mongotest":  "github.com/mgmevents/mgmevents/mongotest",
 	"mql":        "github.com/mgmevents/mgmevents/mql",

@@ -59,6 +59,8 @@ type registration struct {
 
 const allTypes = uint16(1<<(numTypes+1)-1) &^ 1
 
+const afterTypes = allTypes &^ (1<<BeforeConvert | 1<<BeforeSave | 1<<BeforeDelete | 1<<BeforeQuery | 1<<BeforeUpdate)
+
 // NewBus returns an empty bus.
 func NewBus() *Bus { return &Bus{} }
 
@@ -89,6 +91,16 @@ func ForType(t reflect.Type) Option { return func(r *registration) { r.model = t
 // AsPolicy registers the listener as a policy, as if it implemented Policy.
 func AsPolicy() Option { return func(r *registration) { r.policy = true } }
 
+func typesOf(mask uint16) []Type {
+	var ts []Type
+	for t := BeforeConvert; t <= numTypes; t++ {
+		if mask&(1<<t) != 0 {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 func maskOf(types []Type) uint16 {
 	var m uint16
 	for _, t := range types {
@@ -103,8 +115,8 @@ func maskOf(types []Type) uint16 {
 // that function reports whether it removed l. A policy (see Policy) is never
 // removed: repositories created while it was registered rely on it for as
 // long as they live, so its unregister function does nothing and reports
-// false. A nil l is ignored.
-// An *AsyncListener is registered for After* types only: see Async.
+// false. A nil l is ignored. A Deferred listener is registered for
+// After* types only, never as a policy.
 func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 	if l == nil {
 		return func() bool { return false }
@@ -125,8 +137,9 @@ func (b *Bus) Register(l Listener, opts ...Option) (unregister func() bool) {
 		o(r)
 	}
 	r.restricted = r.mask&declared != declared
-	if a, ok := l.(*AsyncListener); ok {
-		a.accept(r) // After* types only, never a policy
+	if d, ok := l.(Deferred); ok {
+		r.mask = maskOf(d.Accept(typesOf(r.mask), r.policy)) & afterTypes
+		r.policy = false
 	}
 	if c, ok := l.(Checker); ok && r.policy {
 		r.checker = c
@@ -277,8 +290,12 @@ func (b *Bus) Listeners(mt reflect.Type) []Registration {
 // error aborts the operation; for an After* event the write has already
 // happened. Publishing an event that no listener matches allocates
 // nothing.
-// A nil Bus has no listeners.
+// A nil Bus has no listeners. Publishing BeforeConvert forgets what
+// listeners added to an earlier write of e (see Event.Additions).
 func (b *Bus) Publish(ctx context.Context, e *Event) error {
+	if e.Type == BeforeConvert {
+		e.adds = Additions{}
+	}
 	if b == nil {
 		return nil
 	}
@@ -345,19 +362,25 @@ func publish(ctx context.Context, list []*registration, e *Event, tracers []*reg
 }
 
 func callCheck(ctx context.Context, c Checker, e *Event) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v)
-		}
-	}()
+	defer func() { err = ended(e, recover(), err) }()
 	return c.Check(ctx, e)
 }
 
 func call(ctx context.Context, l Listener, e *Event) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v)
-		}
-	}()
+	defer func() { err = ended(e, recover(), err) }()
 	return l.HandleEvent(ctx, e)
+}
+
+// ended returns the error of a call on e that returned err or panicked
+// with v: the panic, err, or else the first mistake the call made in
+// adding to the write (see Event.AddExtra), which it forgets.
+func ended(e *Event, v any, err error) error {
+	if v != nil {
+		err = newPanicError(v)
+	}
+	if err == nil {
+		err = e.misuse
+	}
+	e.misuse = nil
+	return err
 }

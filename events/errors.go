@@ -25,7 +25,7 @@ type ListenerError struct {
 	Op         Op
 	Collection string
 	ModelType  reflect.Type
-	// Listener is the listener that failed (for an AsyncListener, the
+	// Listener is the listener that failed (for an async listener, the
 	// listener it delivers to), as registered: tracing names it.
 	Listener Listener
 	Err      error

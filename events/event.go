@@ -2,6 +2,7 @@ package events
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -34,8 +35,8 @@ const (
 	// the delete is by model. A listener may set Event.Update to an update
 	// document: the repository then applies it to the documents the filter
 	// matches instead of deleting them (a soft delete), and AfterDelete's
-	// DeletedCount counts the documents it changed. Event.Tombstone and
-	// Event.Extra keep a document the same way without competing with it.
+	// DeletedCount counts the documents it changed. Event.AddTombstone and
+	// Event.AddExtra keep a document the same way without competing with it.
 	BeforeDelete
 	// AfterDelete is published after the delete, with the filter, the
 	// model when there is one, and the number of documents deleted.
@@ -147,9 +148,14 @@ func (o Op) Replace() bool { return o == OpReplace || o == OpReplaceOne || o == 
 func (o Op) OperatorUpdate() bool { return o >= OpUpdateOne && o <= OpFindOneAndUpdate }
 
 // Event is what listeners receive. It is valid only during the call: a
-// listener must not keep the pointer (an Async listener gets a copy it may
-// keep). The repository reuses one Event for the successive events of one
+// listener must not keep the pointer (Clone makes a copy it may keep).
+// The repository reuses one Event for the successive events of one
 // operation, and then for later operations.
+//
+// Its fields are what the operation tells its listeners, and what a
+// listener may replace (Document, Filter, Pipeline, Update); what a
+// Before* listener adds to the write goes through its methods (Keep,
+// AddExtra, AddTombstone, AddGuard), and Additions reads it back.
 type Event struct {
 	// Type is the lifecycle event.
 	Type Type
@@ -229,35 +235,31 @@ type Event struct {
 	// refuse one. Read-only.
 	Collation *options.Collation
 
-	// The fields below let listeners add to the operation's write; the
-	// repository applies what they hold in that same single-document write,
-	// so that it is stored, checked or refused with the change, atomically.
+	// What listeners added to the write (see Additions), and the first
+	// mistake a listener made in adding to it, which the bus fails that
+	// listener's call with.
+	adds   Additions
+	misuse error
+}
 
-	// Keep names top-level fields of the stored document that a replace
-	// (BeforeSave of OpReplace) must leave as they are, such as a field the
-	// model does not declare. With any, the repository sends the replace as
-	// an update: $set of every field of Event.Document but _id, $unset of
-	// the model's declared fields the document lacks, and Extra. Stored
-	// fields the model does not declare are then kept; a document that
-	// holds a kept field is refused.
-	Keep []string
-	// Extra holds update operators that Before* listeners add to the write
-	// (use AddExtra): on BeforeSave of a replace or an update, on
-	// BeforeUpdate, and on BeforeDelete, where the delete then becomes an
-	// update of the document (Update or Tombstone, with Extra). An insert
-	// refuses it: change Event.Document instead. It may not write a field
-	// that the write itself writes.
-	Extra bson.D
-	// Tombstone, set on BeforeDelete (use AddTombstone), is the update
-	// that keeps a deleted document in the collection when no listener
-	// turned the delete into an update of its own (Update, a soft delete,
-	// wins). The listener that sets it hides such documents from every
-	// read, Aggregate included, and removes them when done with them.
-	Tombstone bson.D
-	// Guards are conditions on the stored document that Before* listeners
-	// add to the filter of this write (use AddGuard), checked by the server
-	// in the same write: when the write matches no document but would
-	// without its guards, nothing is written and the operation fails with
-	// the error of the first guard that does not hold.
-	Guards []Guard
+// Clone returns a copy of e that a listener may keep after the call, as
+// package async's listeners do: the Event struct, its Document bytes, its
+// Collation, Batch and the slices of its Additions (one level deep) are
+// the copy's own. What the copy's other fields point to is shared: Model
+// and the models in Batch are the caller's pointers, which it may change
+// once the operation returns (Document holds the bytes as written or
+// read); Filter, Pipeline, Update, UpsertedID, Sort and Projection are
+// the values the operation used, to be read only; Coll and Registry are
+// the repository's, safe for concurrent use.
+func (e *Event) Clone() *Event {
+	c := *e
+	c.Document = slices.Clone(e.Document)
+	c.Batch = slices.Clone(e.Batch)
+	c.adds = e.adds.clone()
+	c.misuse = nil
+	if e.Collation != nil {
+		col := *e.Collation
+		c.Collation = &col
+	}
+	return &c
 }

@@ -62,6 +62,19 @@ type Checker interface {
 	Check(ctx context.Context, e *Event) error
 }
 
+// Deferred is implemented by listeners that handle events after the
+// operation has gone on without them, such as package async's: by then
+// an error vetoes nothing, and a policy would enforce nothing. Register
+// calls Accept once, with the event types the registration asks for (the
+// listener's EventTypes, or On's) and whether it asks for a policy, and
+// registers the listener for the After* types among those Accept
+// returns, never as a policy. Accept may report what it refuses; it must
+// not register or publish.
+type Deferred interface {
+	Listener
+	Accept(types []Type, policy bool) []Type
+}
+
 // EventTyper is implemented by listeners that handle only some event types.
 // The bus asks once, at registration, and then skips the listener for other
 // types at no cost. The On option overrides it.

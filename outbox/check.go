@@ -42,8 +42,8 @@ func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
 			err = errors.New("a listener removed the condition that hides deleted documents")
 		}
 	case events.BeforeSave:
-		if e.Op.Replace() && !slices.Contains(e.Keep, Field) {
-			err = errors.New("a listener removed the outbox from Event.Keep, so a Save would wipe undelivered events")
+		if e.Op.Replace() && !slices.Contains(e.Additions().Keep, Field) {
+			err = errors.New("a listener dropped the outbox's Event.Keep, so a Save would wipe undelivered events")
 		} else if sending(modelRecorder(e), rec) && !carries(e) {
 			err = errors.New("a listener removed the events from the write")
 		}
@@ -52,9 +52,9 @@ func (o *Outbox) Check(ctx context.Context, e *events.Event) error {
 			err = errors.New("a listener removed the events from the write")
 		}
 	case events.BeforeDelete:
-		if e.Update == nil && !has(e.Tombstone, "$set", path(partGone)) {
+		if e.Update == nil && !has(e.Additions().Tombstone, "$set", path(partGone)) {
 			err = errors.New("a listener removed the tombstone, so the delete would lose undelivered events")
-		} else if !has(e.Extra, "$min", path(partDue)) {
+		} else if !has(e.Additions().Extra, "$min", path(partDue)) {
 			err = errors.New("a listener removed the events from the write")
 		}
 	}
@@ -74,7 +74,7 @@ func carries(e *events.Event) bool {
 		_, err := e.Document.LookupErr(Field)
 		return err == nil
 	}
-	return has(e.Extra, "$push", path(partQueue))
+	return has(e.Additions().Extra, "$push", path(partQueue))
 }
 
 // has reports whether ops holds path under operator op.

@@ -20,7 +20,7 @@ func (o *Outbox) beforeSave(ctx context.Context, e *events.Event, k kind, rec *R
 		}
 	}
 	if e.Op.Replace() {
-		e.Keep = append(e.Keep, Field)
+		e.Keep(Field)
 	}
 	evs := take(modelRecorder(e), rec)
 	if len(evs) == 0 {

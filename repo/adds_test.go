@@ -49,7 +49,7 @@ func adder(bus *events.Bus, t events.Type, add func(e *events.Event)) {
 // still removes a declared field the model left out, as a replace does.
 func TestKeepSurvivesASave(t *testing.T) {
 	bus, r, db := setup[*sparse](t, nil)
-	adder(bus, events.BeforeSave, func(e *events.Event) { e.Keep = append(e.Keep, "_side") })
+	adder(bus, events.BeforeSave, func(e *events.Event) { e.Keep("_side") })
 	m := &sparse{Name: "a", Note: "n"}
 	require.NoError(t, r.Insert(ctx, m))
 	_, err := db.Collection("sparses").UpdateOne(ctx, bson.D{{Key: "_id", Value: m.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "_side", Value: "kept"}}}})
@@ -73,7 +73,7 @@ func TestKeepSurvivesASave(t *testing.T) {
 // listener keeps would overwrite it, so the Save is refused.
 func TestKeptFieldInTheDocumentIsRefused(t *testing.T) {
 	bus, r, db := setup[*sparse](t, nil)
-	adder(bus, events.BeforeSave, func(e *events.Event) { e.Keep = []string{"note"} })
+	adder(bus, events.BeforeSave, func(e *events.Event) { e.Keep("note") })
 	m := &sparse{Name: "a"}
 	require.NoError(t, r.Insert(ctx, m))
 	m.Note = "x"
@@ -81,7 +81,7 @@ func TestKeptFieldInTheDocumentIsRefused(t *testing.T) {
 	assert.NotContains(t, raw(t, db, "sparses", m.ID), "note", "nothing written")
 }
 
-// TestExtraGoesWithEveryWrite: what a listener adds to Event.Extra is
+// TestExtraGoesWithEveryWrite: what a listener adds with Event.AddExtra is
 // written by the same write as the change, on Save, Update, UpdateOne,
 // FindOneAndUpdate and a delete that a listener keeps as a tombstone.
 func TestExtraGoesWithEveryWrite(t *testing.T) {
@@ -320,4 +320,24 @@ func TestListenersGetTheRepositoryCollection(t *testing.T) {
 	require.NoError(t, err)
 	want := db.Name() + ".plains"
 	assert.Equal(t, []string{"BeforeConvert " + want, "BeforeSave " + want, "AfterSave " + want, "BeforeQuery " + want}, seen)
+}
+
+// TestGuardWithoutErrorIsRefused: a guard without the error its write
+// fails with would let a guarded miss pass for a write, so the listener
+// that adds one fails, and the Update writes nothing and says why.
+func TestGuardWithoutErrorIsRefused(t *testing.T) {
+	bus, r, db := setup[*plain](t, nil)
+	guard := false
+	adder(bus, events.BeforeSave, func(e *events.Event) {
+		if guard {
+			e.AddGuard(bson.E{Key: "_never", Value: true}, nil)
+		}
+	})
+	m := &plain{Name: "a"}
+	require.NoError(t, r.Insert(ctx, m))
+	guard, m.Name = true, "b"
+	err := r.Update(ctx, m)
+	require.ErrorIs(t, err, events.ErrAborted)
+	assert.ErrorContains(t, err, "AddGuard")
+	assert.Equal(t, "a", raw(t, db, "plains", m.ID)["name"], "nothing written")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ import (
 // operation and the cursor its buffers.
 func TestAsyncListenerKeepsEvents(t *testing.T) {
 	var kept []*events.Event
-	a := events.Async(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+	a := async.New(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		kept = append(kept, e)
 		return nil
 	}))

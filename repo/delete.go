@@ -181,7 +181,7 @@ func (r *Repository[T]) deleteUpdate(e *events.Event, filter, update any) (any, 
 			return nil, err
 		}
 	}
-	return r.withExtra(update, e.Extra, "Extra")
+	return r.withExtra(update, e.Additions().Extra, "AddExtra")
 }
 
 // beforeDelete publishes BeforeQuery, then BeforeDelete with the final
@@ -246,7 +246,7 @@ func (r *Repository[T]) findOneAndDelete(ctx context.Context, o *events.Operatio
 			return zero, r.wrap("FindOneAndDelete", err)
 		}
 		raw, err = r.coll.FindOneAndUpdate(ctx, sent, update, markOptions(opts)).Raw()
-		if errors.Is(err, mongo.ErrNoDocuments) && len(e.Guards) > 0 {
+		if errors.Is(err, mongo.ErrNoDocuments) && len(e.Additions().Guards) > 0 {
 			if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
 				return zero, r.wrap("FindOneAndDelete", gerr)
 			}

@@ -14,25 +14,24 @@ import (
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
-// What listeners add to a write (events.Event's Keep, Extra, Tombstone and
-// Guards) is applied here, in the write itself: one single-document
+// What listeners add to a write (events.Event.Additions: Keep, Extra,
+// Tombstone and Guards) is applied here, in the write itself: one single-document
 // operation, so that it is stored, or refused, with the change.
 
 // adds reports whether e's listeners added anything to the write.
 func adds(e *events.Event) bool {
-	return e != nil && (len(e.Keep) > 0 || len(e.Extra) > 0 || len(e.Guards) > 0 || len(e.Tombstone) > 0)
-}
-
-// clearAdds forgets what listeners added for an earlier attempt.
-func clearAdds(e *events.Event) {
-	e.Keep, e.Extra, e.Guards, e.Tombstone = nil, nil, nil, nil
+	if e == nil {
+		return false
+	}
+	a := e.Additions()
+	return len(a.Keep) > 0 || len(a.Extra) > 0 || len(a.Guards) > 0 || len(a.Tombstone) > 0
 }
 
 // refuseAdds refuses what listeners added to an insert, which has no
 // update to carry it.
 func refuseAdds(e *events.Event) error {
-	if len(e.Extra) > 0 || len(e.Guards) > 0 || len(e.Tombstone) > 0 {
-		return fmt.Errorf("a BeforeSave listener set Event.Extra, Guards or Tombstone on an insert, which has no update to apply them with; change Event.Document instead: %w", ErrInvalidArgument)
+	if a := e.Additions(); len(a.Extra) > 0 || len(a.Guards) > 0 {
+		return fmt.Errorf("a listener added update operators or guards (Event.AddExtra, AddGuard) to an insert, which has no update to apply them with; change Event.Document instead: %w", ErrInvalidArgument)
 	}
 	return nil
 }
@@ -58,10 +57,11 @@ func (r *Repository[T]) modelUpdate(e *events.Event, op events.Op, doc any, id a
 	if err != nil {
 		return nil, fmt.Errorf("the document to write: %w", err)
 	}
+	added := e.Additions()
 	set := make(bson.D, 0, len(elems))
 	for _, el := range elems {
 		k := el.Key()
-		if slices.Contains(e.Keep, k) {
+		if slices.Contains(added.Keep, k) {
 			return nil, fmt.Errorf("the %v document holds field %q, which a listener keeps as stored (Event.Keep): %w", r.schema.Type, k, ErrInvalidArgument)
 		}
 		if k != "_id" || op == events.OpUpdate {
@@ -75,7 +75,7 @@ func (r *Repository[T]) modelUpdate(e *events.Event, op events.Op, doc any, id a
 	if op == events.OpReplace {
 		var unset bson.D
 		for _, f := range r.schema.Fields {
-			if f.BSON == "_id" || slices.Contains(e.Keep, f.BSON) {
+			if f.BSON == "_id" || slices.Contains(added.Keep, f.BSON) {
 				continue
 			}
 			if _, err := raw.LookupErr(f.BSON); err != nil {
@@ -86,7 +86,7 @@ func (r *Repository[T]) modelUpdate(e *events.Event, op events.Op, doc any, id a
 			update = append(update, bson.E{Key: "$unset", Value: unset})
 		}
 	}
-	return r.withExtra(update, e.Extra, "Extra")
+	return r.withExtra(update, added.Extra, "AddExtra")
 }
 
 // withExtra returns update with the operators of extra added. extra may
@@ -151,20 +151,21 @@ func (r *Repository[T]) checkAdded(ops bson.D, what string, u *mql.Update) (bson
 // one document, and on an upsert a filter that pins the _id, so that a
 // guarded miss cannot insert a second document.
 func guarded(e *events.Event, filter any, many, upsert bool) (any, error) {
-	if e == nil || len(e.Guards) == 0 {
+	if e == nil || len(e.Additions().Guards) == 0 {
 		return filter, nil
 	}
+	guards := e.Additions().Guards
 	if many {
-		return nil, fmt.Errorf("a listener guarded a write of many documents (Event.Guards); guards apply to one: %w", ErrInvalidArgument)
+		return nil, fmt.Errorf("a listener guarded a write of many documents (Event.AddGuard); guards apply to one: %w", ErrInvalidArgument)
 	}
 	if upsert {
 		eqs, err := mql.Equalities(filter)
 		if err != nil || !slices.ContainsFunc(eqs, func(c bson.E) bool { return c.Key == "_id" }) {
-			return nil, fmt.Errorf("a listener guarded an upsert whose filter does not pin the _id (Event.Guards), so a guarded miss could insert a second document: %w", ErrInvalidArgument)
+			return nil, fmt.Errorf("a listener guarded an upsert whose filter does not pin the _id (Event.AddGuard), so a guarded miss could insert a second document: %w", ErrInvalidArgument)
 		}
 	}
-	conds := make([]bson.E, len(e.Guards))
-	for i, g := range e.Guards {
+	conds := make([]bson.E, len(guards))
+	for i, g := range guards {
 		conds[i] = g.Cond
 	}
 	return mql.And(filter, conds...), nil
@@ -175,15 +176,16 @@ func guarded(e *events.Event, filter any, many, upsert bool) (any, error) {
 // or nil when no document matches filter, the write's filter without its
 // guards.
 func (r *Repository[T]) guardMiss(ctx context.Context, e *events.Event, filter any) error {
-	if e == nil || len(e.Guards) == 0 {
+	if e == nil || len(e.Additions().Guards) == 0 {
 		return nil
 	}
+	guards := e.Additions().Guards
 	one := options.Count().SetLimit(1)
 	n, err := r.coll.CountDocuments(ctx, filter, one)
 	if err != nil || n == 0 {
 		return err
 	}
-	for _, g := range e.Guards {
+	for _, g := range guards {
 		n, err := r.coll.CountDocuments(ctx, mql.And(filter, g.Cond), one)
 		if err != nil {
 			return err
@@ -192,12 +194,12 @@ func (r *Repository[T]) guardMiss(ctx context.Context, e *events.Event, filter a
 			return g.Err
 		}
 	}
-	return fmt.Errorf("%w (the guards held again when checked: the document changed meanwhile)", e.Guards[0].Err)
+	return fmt.Errorf("%w (the guards held again when checked: the document changed meanwhile)", guards[0].Err)
 }
 
 // missed reports whether a write's outcome may be a guarded miss.
 func missed(e *events.Event, res *mongo.UpdateResult, err error) bool {
-	if e == nil || len(e.Guards) == 0 {
+	if e == nil || len(e.Additions().Guards) == 0 {
 		return false
 	}
 	if err != nil {
@@ -213,17 +215,17 @@ func (r *Repository[T]) deleteAs(e *events.Event) (any, error) {
 	if e == nil {
 		return nil, nil
 	}
-	update := e.Update
-	if update == nil && len(e.Tombstone) > 0 {
-		tomb, err := r.checkAdded(e.Tombstone, "Tombstone", nil)
+	update, added := e.Update, e.Additions()
+	if update == nil && len(added.Tombstone) > 0 {
+		tomb, err := r.checkAdded(added.Tombstone, "AddTombstone", nil)
 		if err != nil {
 			return nil, err
 		}
 		update = tomb
 	}
 	if update == nil {
-		if len(e.Extra) > 0 || len(e.Guards) > 0 {
-			return nil, fmt.Errorf("a BeforeDelete listener set Event.Extra or Guards on a delete that stays a delete (no Update, no Tombstone), which cannot carry them: %w", ErrInvalidArgument)
+		if len(added.Extra) > 0 || len(added.Guards) > 0 {
+			return nil, fmt.Errorf("a BeforeDelete listener added update operators or guards (Event.AddExtra, AddGuard) to a delete that stays a delete (no Update, no tombstone), which cannot carry them: %w", ErrInvalidArgument)
 		}
 		return nil, nil
 	}

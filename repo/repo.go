@@ -323,7 +323,7 @@ var eventPool = sync.Pool{New: func() any { return new(events.Event) }}
 
 // release clears e and gives it back for another operation. Only the
 // operation that made e calls it, when it returns: listeners must not keep
-// the pointer (see events.Event), and an events.Async listener works on a
+// the pointer (see events.Event), and an async listener works on a
 // copy. A nil e is ignored.
 func release(e *events.Event) {
 	if e != nil {

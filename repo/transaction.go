@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kamva/mgm/v3"
-	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 	"github.com/mgmevents/mgmevents/internal/serverinfo"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -40,9 +40,9 @@ type txState struct {
 //
 // The events of the transaction's writes follow it. Synchronous listeners
 // run inline, as each operation runs, so they see writes that may still
-// abort. An events.Async listener hears only of what committed: its events
-// wait in an events.Held (one per run of fn) and are queued after the
-// commit; an abort, or a run of fn that is retried, drops them. An event
+// abort. An async listener (package events/async) hears only of what
+// committed: its events wait in an async.Held (one per run of fn) and are
+// queued after the commit; an abort, or a run of fn that is retried, drops them. An event
 // that cannot be queued after the commit (the listener is closed, its
 // queue full) makes Transaction return an error wrapping an
 // *events.ListenerError although the transaction committed, as an
@@ -97,7 +97,7 @@ func run(ctx context.Context, client *mongo.Client, fn func(context.Context) err
 		return fmt.Errorf("repo: Transaction: %w", err)
 	}
 	defer sess.EndSession(context.WithoutCancel(ctx))
-	var held *events.Held
+	var held *async.Held
 	var tx *txState
 	_, err = sess.WithTransaction(ctx, func(sc mongo.SessionContext) (any, error) {
 		if held != nil { // a retry: the last run's events go with its transaction
@@ -105,7 +105,7 @@ func run(ctx context.Context, client *mongo.Client, fn func(context.Context) err
 			tx.ended.Store(true)
 		}
 		var hctx context.Context
-		hctx, held = events.Hold(sc)
+		hctx, held = async.Hold(sc)
 		tx = &txState{client: client}
 		err := fn(context.WithValue(hctx, txKey{}, tx))
 		if f := tx.failed.Load(); err == nil && f != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +51,7 @@ func TestTransactionArguments(t *testing.T) {
 type txFixture struct {
 	db      *mongo.Database
 	plains  *repo.Repository[*plain]
-	async   *events.AsyncListener
+	async   *async.Listener
 	mu      sync.Mutex
 	asyncs  []string
 	inlines []string
@@ -68,7 +69,7 @@ func newTxFixture(t *testing.T) *txFixture {
 			return nil
 		}
 	}
-	f.async = events.Async(record(&f.asyncs))
+	f.async = async.New(record(&f.asyncs))
 	bus := events.NewBus()
 	bus.Register(f.async, events.On(events.AfterSave))
 	bus.Register(record(&f.inlines), events.On(events.AfterSave))

@@ -132,7 +132,7 @@ func (r *Repository[T]) findOneAndUpdate(ctx context.Context, o *events.Operatio
 	// means it inserted one (the document before was asked for): the
 	// update was applied. Only a duplicate key can be its guarded miss.
 	upserted := upsert != nil && *upsert && errors.Is(err, mongo.ErrNoDocuments)
-	if e != nil && len(e.Guards) > 0 && !upserted && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
+	if e != nil && len(e.Additions().Guards) > 0 && !upserted && (errors.Is(err, mongo.ErrNoDocuments) || mongo.IsDuplicateKeyError(err)) {
 		if gerr := r.guardMiss(ctx, e, filter); gerr != nil {
 			return zero, r.wrap(method, gerr)
 		}
@@ -208,7 +208,7 @@ func (r *Repository[T]) beforeUpdate(ctx context.Context, op events.Op, filter, 
 		if err := r.publish(ctx, e, events.BeforeUpdate); err != nil {
 			return nil, nil, nil, err
 		}
-		if update, err = r.withExtra(e.Update, e.Extra, "Extra"); err != nil {
+		if update, err = r.withExtra(e.Update, e.Additions().Extra, "AddExtra"); err != nil {
 			return nil, nil, nil, err
 		}
 	}

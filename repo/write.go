@@ -342,8 +342,9 @@ func (r *Repository[T]) undo(u *undo, m T, mv reflect.Value) {
 func (r *Repository[T]) prepare(ctx context.Context, e *events.Event, m T, mv reflect.Value, op events.Op, filter any) (any, undo, error) {
 	u := undo{filter: filter}
 	if e != nil {
+		// Publishing BeforeConvert forgets what listeners added to an
+		// earlier attempt.
 		e.Document, e.Filter = nil, filter
-		clearAdds(e)
 	}
 	if op == events.OpInsert {
 		// Before BeforeConvert, so that every event of the insert names

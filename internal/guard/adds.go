@@ -10,13 +10,14 @@ import (
 	"go.mongodb.org/mongo-driver/bson/bsoncodec"
 )
 
-// What listeners add to a write (events.Event's Extra and Tombstone) is
+// What listeners add to a write (events.Event.Additions' Extra and
+// Tombstone) is
 // judged on the BSON the driver sends: a value of a type with its own
 // encoding (a named string type, a MarshalBSONValue method) reads as what
 // it is encoded to, never as its Go value.
 
 // Ops returns ops, the update operators a listener added to a write
-// (Event.Extra or Event.Tombstone), as the driver sends them when it
+// (Additions.Extra or Additions.Tombstone), as the driver sends them when it
 // encodes them with reg (model.Registry() when nil): each operator with
 // its fields as a bson.D of bson.RawValue, which the driver sends
 // verbatim. An operator that holds no document of fields, and a $rename
@@ -72,7 +73,7 @@ func RenameTarget(op string, f bson.E) (string, bool) {
 
 // Added is a path that a listener's addition to a write writes.
 type Added struct {
-	In    string // "Extra" or "Tombstone"
+	In    string // "AddExtra" or "AddTombstone"
 	Op    string // the update operator, such as "$set" or "$rename"
 	Path  string // the path it writes: a field's, or a $rename's source or target
 	Field string // the path of those AddedTo was given that Path overlaps
@@ -87,7 +88,7 @@ func AddedTo(e *events.Event, paths ...string) (Added, bool, error) {
 	for _, add := range [...]struct {
 		in  string
 		ops bson.D
-	}{{"Extra", e.Extra}, {"Tombstone", e.Tombstone}} {
+	}{{"AddExtra", e.Additions().Extra}, {"AddTombstone", e.Additions().Tombstone}} {
 		if len(add.ops) == 0 {
 			continue
 		}
@@ -121,7 +122,7 @@ func AddedTo(e *events.Event, paths ...string) (Added, bool, error) {
 // what listeners added to the write after the Checks, so a field the
 // policy governs must not be among it.
 func RefuseAdded(e *events.Event, refusal error, field string, paths ...string) error {
-	if len(e.Extra) == 0 && len(e.Tombstone) == 0 {
+	if a := e.Additions(); len(a.Extra) == 0 && len(a.Tombstone) == 0 {
 		return nil
 	}
 	a, ok, err := AddedTo(e, paths...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/events"
@@ -64,6 +65,9 @@ func TestDefendAddedWritesOfPolicyFields(t *testing.T) {
 				"Tombstone $set":           func(e *events.Event) { e.AddTombstone("$set", field, "v") },
 			} {
 				for _, typ := range []events.Type{events.BeforeUpdate, events.BeforeDelete} {
+					if typ != events.BeforeDelete && strings.HasPrefix(name, "Tombstone") {
+						continue // only a delete takes a tombstone
+					}
 					err := p.check.Check(ctx, event(typ, add))
 					assert.ErrorIs(t, err, p.refusal, "%s: %s %s on %v", p.name, name, field, typ)
 					assert.ErrorContains(t, err, fmt.Sprintf("%q", field), p.name)

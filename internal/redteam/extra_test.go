@@ -1,6 +1,6 @@
 package redteam_test
 
-// What a listener adds to a write (Event.Extra, Event.Tombstone) may not
+// What a listener adds to a write (Event.AddExtra, Event.AddTombstone) may not
 // reach a field the model declares, by a $rename's target no more than by
 // its source: the repository refuses it, and each policy's Check refuses
 // an addition that writes a field it governs.
@@ -34,7 +34,7 @@ func TestDefendExtraRenameMovesTenant(t *testing.T) {
 	assert.Equal(t, 1, w.count(t, "accounts", bson.M{"_id": mine.ID, "name": "one"}), "the refused update wrote")
 }
 
-// The same through Event.Tombstone: a Delete of an acme account (a model
+// The same through Event.AddTombstone: a Delete of an acme account (a model
 // without soft delete) that would keep it, renamed into globex, is
 // refused, and nothing is deleted or moved.
 func TestDefendTombstoneRenameMovesTenant(t *testing.T) {

@@ -77,7 +77,7 @@ func WithClock(now func() time.Time) Option {
 //     is WithDeleted: reads, counts, Distinct, Aggregate, Watch (on the
 //     change's full document), updates and deletes. FindByID of a marked
 //     document gives repo.ErrNotFound. Save and Update of a model whose
-//     document is marked write nothing and give ErrDeleted (the write is guarded, see events.Event.Guards). A
+//     document is marked write nothing and give ErrDeleted (the write is guarded, see events.Event.AddGuard). A
 //     stage of any model's pipeline that reads a soft-deleted collection
 //     skips its marked documents unless WithDeleted, and one that writes
 //     it ($out, $merge) is refused unless HardDelete (see listeners/policy).
@@ -253,7 +253,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 			return nil
 		}
 		live := liveCondition(at)
-		if !slices.ContainsFunc(e.Guards, func(g events.Guard) bool { return reflect.DeepEqual(g.Cond, live) }) {
+		if !slices.ContainsFunc(e.Additions().Guards, func(g events.Guard) bool { return reflect.DeepEqual(g.Cond, live) }) {
 			return fmt.Errorf("%w: a listener removed the guard that keeps the write off deleted documents", events.ErrUnguardedQuery)
 		}
 	case events.BeforeQuery:

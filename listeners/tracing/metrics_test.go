@@ -10,6 +10,7 @@ import (
 
 	"github.com/kamva/mgm/v3"
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/listeners/tracing"
 	"github.com/mgmevents/mgmevents/outbox"
@@ -168,7 +169,7 @@ func TestPendingMetrics(t *testing.T) {
 func TestAsyncListenerTraced(t *testing.T) {
 	g := newRig(t, false)
 	got := make(chan events.Type, 8)
-	a := events.Async(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+	a := async.New(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		got <- e.Type
 		return nil
 	}))
@@ -181,7 +182,7 @@ func TestAsyncListenerTraced(t *testing.T) {
 	require.Len(t, op, 1)
 	var queued int
 	for _, e := range op[0].Events {
-		if e.Name == "AfterSave *events.AsyncListener" {
+		if e.Name == "AfterSave *async.Listener" {
 			queued++
 		}
 	}

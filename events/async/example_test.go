@@ -1,4 +1,4 @@
-package events_test
+package async_test
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 )
 
-// Async runs a slow After* listener off the operation's path. Close
+// New runs a slow After* listener off the operation's path. Close
 // delivers what is queued; registration refuses the Before* type that On
 // asks for, and says so to the error handler.
-func ExampleAsync() {
+func ExampleNew() {
 	ctx := context.Background()
 	answer := make(chan struct{}) // the mail server is slow to answer
 	welcome := events.ListenerFunc(func(_ context.Context, e *events.Event) error {
@@ -19,8 +20,8 @@ func ExampleAsync() {
 		fmt.Println("welcome mail", e.Index)
 		return nil
 	})
-	mail := events.Async(welcome, events.WithQueue(100),
-		events.WithErrorHandler(func(_ context.Context, err error) { fmt.Println("reported:", err) }))
+	mail := async.New(welcome, async.WithQueue(100),
+		async.WithErrorHandler(func(_ context.Context, err error) { fmt.Println("reported:", err) }))
 
 	bus := events.NewBus()
 	unregister := bus.Register(mail, events.On(events.BeforeSave, events.AfterSave))
@@ -37,7 +38,7 @@ func ExampleAsync() {
 		fmt.Println(err)
 	}
 	// Output:
-	// reported: events: registration of an async events.ListenerFunc refused BeforeSave: events: an async listener takes After* events only; a Before* event can veto the operation, so its listeners run synchronously
+	// reported: async: registration of events.ListenerFunc refused BeforeSave: async: After* events only; a Before* event can veto the operation, so its listeners run synchronously
 	// published
 	// welcome mail 0
 	// welcome mail 1

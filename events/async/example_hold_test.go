@@ -1,10 +1,11 @@
-package events_test
+package async_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 )
 
 // Hold keeps an async listener's events until the transaction ends:
@@ -13,18 +14,18 @@ import (
 // body.
 func ExampleHold() {
 	ctx := context.Background()
-	mail := events.Async(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
+	mail := async.New(events.ListenerFunc(func(_ context.Context, e *events.Event) error {
 		fmt.Println("mail for", e.Index)
 		return nil
 	}))
 	bus := events.NewBus()
 	bus.Register(mail)
 
-	attempt, held := events.Hold(ctx) // the first attempt, which aborts
+	attempt, held := async.Hold(ctx) // the first attempt, which aborts
 	_ = bus.Publish(attempt, &events.Event{Type: events.AfterSave, Op: events.OpInsert, Index: 1})
 	fmt.Println("dropped", held.Discard())
 
-	attempt, held = events.Hold(ctx) // the retry, which commits
+	attempt, held = async.Hold(ctx) // the retry, which commits
 	_ = bus.Publish(attempt, &events.Event{Type: events.AfterSave, Op: events.OpInsert, Index: 2})
 	if err := held.Release(ctx); err != nil {
 		fmt.Println(err)

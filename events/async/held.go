@@ -1,23 +1,24 @@
-package events
+package async
 
 import (
 	"context"
 	"errors"
 	"sync"
 
+	"github.com/mgmevents/mgmevents/events"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // heldKey is the context key of a *Held.
 type heldKey struct{}
 
-// Held keeps the events that AsyncListeners are given during a transaction
+// Held keeps the events that Listeners are given during a transaction
 // until the transaction ends: Release queues them for their listeners once
 // it has committed, Discard drops them when it aborts or its body is run
 // again. Hold makes one; repo.Transaction makes one per attempt of its
 // body, so that an async listener hears only of writes that committed.
 //
-// Only AsyncListeners hold events. Synchronous listeners run inline, as
+// Only async Listeners hold events. Synchronous listeners run inline, as
 // the operation runs: they see writes that the transaction may still
 // abort (as Spring's plain @EventListener does, where an async listener
 // here is its @TransactionalEventListener(AFTER_COMMIT)).
@@ -39,15 +40,14 @@ const (
 // heldItem is one held event: the listener, the publisher's context and a
 // copy of the event, as HandleEvent took them.
 type heldItem struct {
-	a   *AsyncListener
+	a   *Listener
 	ctx context.Context
-	e   Event
+	e   *events.Event
 }
 
-// Hold returns a context carrying a new Held, and the Held. An
-// AsyncListener given an After* event with that context, or with one
-// derived from it, keeps a copy in the Held and returns nil, instead of
-// queueing it; Before* events are refused as always. Once the Held has
+// Hold returns a context carrying a new Held, and the Held. A Listener
+// given an After* event with that context, or with one derived from it,
+// keeps a copy in the Held and returns nil, instead of queueing it; Before* events are refused as always. Once the Held has
 // been released or discarded, events given with its context are queued at
 // once, as without Hold.
 //
@@ -65,13 +65,13 @@ func heldIn(ctx context.Context) *Held {
 }
 
 // hold keeps a copy of e for a, unless h has ended.
-func (h *Held) hold(a *AsyncListener, ctx context.Context, e *Event) bool {
+func (h *Held) hold(a *Listener, ctx context.Context, e *events.Event) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state != heldOpen {
 		return false
 	}
-	h.items = append(h.items, heldItem{a: a, ctx: ctx, e: copyEvent(e)})
+	h.items = append(h.items, heldItem{a: a, ctx: ctx, e: e.Clone()})
 	return true
 }
 
@@ -105,7 +105,7 @@ func (h *Held) Discard() int {
 // (mongo.SessionFromContext returns nil), which has ended by then.
 //
 // An event that cannot be queued (the listener is closed, its queue is
-// full) makes an error: Release returns them joined, a *ListenerError for
+// full) makes an error: Release returns them joined, an *events.ListenerError for
 // each. After the first Release or Discard it does nothing and returns
 // nil. The events of a Held made inside another go to the outer one
 // instead; if that has ended, they are queued now when it was released and
@@ -121,9 +121,9 @@ func (h *Held) Release(ctx context.Context) error {
 	var errs []error
 	for i := range items {
 		it := &items[i]
-		dctx := &asyncContext{Context: ctx, values: afterCommit(it.ctx)}
-		if err := it.a.HandleEvent(dctx, &it.e); err != nil {
-			errs = append(errs, newListenerError(&it.e, it.a.l, err))
+		dctx := &detached{Context: ctx, values: afterCommit(it.ctx)}
+		if err := it.a.HandleEvent(dctx, it.e); err != nil {
+			errs = append(errs, failed(it.e, it.a.l, err))
 		}
 	}
 	return errors.Join(errs...)

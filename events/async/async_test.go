@@ -1,23 +1,34 @@
-package events_test
+package async_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
+	"github.com/mgmevents/mgmevents/events/async"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
+type user struct{ Name string }
+
+var userType = reflect.TypeFor[*user]()
+
+// policy is a listener that is a policy.
+type policy struct{ events.ListenerFunc }
+
+func (policy) EnforcesPolicy() {}
+
 // collect is a listener that keeps every event it is given, and the
-// error handler's reports, for an AsyncListener.
+// error handler's reports, for an async Listener.
 type collect struct {
 	mu      sync.Mutex
 	got     []*events.Event
@@ -65,14 +76,14 @@ func saved(i int) *events.Event {
 	return &events.Event{Type: events.AfterSave, Op: events.OpInsert, Collection: "users", ModelType: userType, Index: i}
 }
 
-// async runs f on a goroutine and returns the channel its error will come on.
-func async(f func() error) <-chan error {
+// goRun runs f on a goroutine and returns the channel its error will come on.
+func goRun(f func() error) <-chan error {
 	c := make(chan error, 1)
 	go func() { c <- f() }()
 	return c
 }
 
-func closeNow(t *testing.T, a *events.AsyncListener) {
+func closeNow(t *testing.T, a *async.Listener) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -85,7 +96,7 @@ func closeNow(t *testing.T, a *events.AsyncListener) {
 func TestAsyncPublishOrder(t *testing.T) {
 	const publishers, each = 8, 500
 	c := &collect{}
-	a := events.Async(c, events.WithQueue(16), events.WithErrorHandler(c.report))
+	a := async.New(c, async.WithQueue(16), async.WithErrorHandler(c.report))
 	bus := events.NewBus()
 	bus.Register(a)
 	var wg sync.WaitGroup
@@ -117,7 +128,7 @@ func TestAsyncPublishOrder(t *testing.T) {
 // its Document, Batch and Collation, does not reach the copy.
 func TestAsyncCopiesEvent(t *testing.T) {
 	c := &collect{gate: make(chan struct{})}
-	a := events.Async(c)
+	a := async.New(c)
 	doc, err := bson.Marshal(bson.D{{Key: "name", Value: "ann"}})
 	require.NoError(t, err)
 	first := &user{Name: "first"}
@@ -125,8 +136,10 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	e.Document = doc
 	e.Batch = []any{first, &user{Name: "second"}}
 	e.Collation = &options.Collation{Locale: "en"}
-	e.Keep = []string{"note"}
+	e.Type = events.BeforeSave // the additions of the write
+	e.Keep("note")
 	e.AddGuard(bson.E{Key: "state", Value: "open"}, errors.New("closed"))
+	e.Type = events.AfterSave
 	require.NoError(t, a.HandleEvent(context.Background(), e))
 
 	// The repository reuses the Event for the next one; the cursor reuses
@@ -135,8 +148,8 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	copy(doc[len(doc)-4:], "bob\x00")
 	e.Batch[0] = &user{Name: "replaced"}
 	e.Collation.Locale = "fr"
-	e.Keep[0] = "other"
-	e.Guards[0].Cond.Value = "closed"
+	e.Additions().Keep[0] = "other"
+	e.Additions().Guards[0].Cond.Value = "closed"
 	close(c.gate)
 	closeNow(t, a)
 
@@ -148,17 +161,17 @@ func TestAsyncCopiesEvent(t *testing.T) {
 	assert.Equal(t, "ann", got.Document.Lookup("name").StringValue())
 	assert.Same(t, first, got.Batch[0], "the models themselves are the caller's")
 	assert.Equal(t, "en", got.Collation.Locale)
-	assert.Equal(t, []string{"note"}, got.Keep)
-	assert.Equal(t, "open", got.Guards[0].Cond.Value)
+	assert.Equal(t, []string{"note"}, got.Additions().Keep)
+	assert.Equal(t, "open", got.Additions().Guards[0].Cond.Value)
 }
 
 // fill registers c, whose events wait for its gate, behind an
 // AsyncListener with a queue of n, and publishes 1 + n events: one the
 // listener holds and n that fill the queue.
-func fill(t *testing.T, c *collect, n int, opts ...events.AsyncOption) (*events.Bus, *events.AsyncListener) {
+func fill(t *testing.T, c *collect, n int, opts ...async.Option) (*events.Bus, *async.Listener) {
 	t.Helper()
 	c.gate, c.started = make(chan struct{}), make(chan struct{}, 100)
-	a := events.Async(c, append([]events.AsyncOption{events.WithQueue(n), events.WithErrorHandler(c.report)}, opts...)...)
+	a := async.New(c, append([]async.Option{async.WithQueue(n), async.WithErrorHandler(c.report)}, opts...)...)
 	bus := events.NewBus()
 	bus.Register(a)
 	require.NoError(t, bus.Publish(context.Background(), saved(0)))
@@ -180,14 +193,14 @@ func TestAsyncFullQueueBlocks(t *testing.T) {
 	defer cancel()
 	var err error
 	select {
-	case err = <-async(func() error { return bus.Publish(ctx, saved(-1)) }):
+	case err = <-goRun(func() error { return bus.Publish(ctx, saved(-1)) }):
 	case <-time.After(10 * time.Second):
 		t.Fatal("Publish did not return at its deadline")
 	}
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the publisher waited for room until its deadline")
 	assert.NotErrorIs(t, err, events.ErrAborted, "an After* error: the write was done")
 
-	waited := async(func() error { return bus.Publish(context.Background(), saved(3)) })
+	waited := goRun(func() error { return bus.Publish(context.Background(), saved(3)) })
 	select {
 	case err := <-waited:
 		t.Fatalf("Publish returned %v with the queue full", err)
@@ -203,7 +216,7 @@ func TestAsyncFullQueueBlocks(t *testing.T) {
 // OverflowDrop drops the events that find the queue full, and counts them.
 func TestAsyncFullQueueDrops(t *testing.T) {
 	c := &collect{}
-	bus, a := fill(t, c, 2, events.WithOverflow(events.OverflowDrop))
+	bus, a := fill(t, c, 2, async.WithOverflow(async.OverflowDrop))
 	for i := 3; i < 6; i++ {
 		require.NoError(t, bus.Publish(context.Background(), saved(i)))
 	}
@@ -218,9 +231,9 @@ func TestAsyncFullQueueDrops(t *testing.T) {
 // the event, to the operation's caller.
 func TestAsyncFullQueueFails(t *testing.T) {
 	c := &collect{}
-	bus, a := fill(t, c, 2, events.WithOverflow(events.OverflowFail))
+	bus, a := fill(t, c, 2, async.WithOverflow(async.OverflowFail))
 	err := bus.Publish(context.Background(), saved(3))
-	require.ErrorIs(t, err, events.ErrQueueFull)
+	require.ErrorIs(t, err, async.ErrQueueFull)
 	var le *events.ListenerError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, events.AfterSave, le.Type)
@@ -235,7 +248,7 @@ func TestAsyncFullQueueFails(t *testing.T) {
 // it are delivered.
 func TestAsyncRecoversPanic(t *testing.T) {
 	c := &collect{}
-	a := events.Async(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+	a := async.New(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
 		switch e.Index {
 		case 1:
 			panic("boom")
@@ -243,7 +256,7 @@ func TestAsyncRecoversPanic(t *testing.T) {
 			return errors.New("refused")
 		}
 		return c.HandleEvent(ctx, e)
-	}), events.WithErrorHandler(c.report))
+	}), async.WithErrorHandler(c.report))
 	for i := range 4 {
 		require.NoError(t, a.HandleEvent(context.Background(), saved(i)))
 	}
@@ -261,7 +274,7 @@ func TestAsyncRecoversPanic(t *testing.T) {
 	assert.Equal(t, events.AfterSave, le.Type)
 	assert.Equal(t, "users", le.Collection)
 	assert.IsType(t, events.ListenerFunc(nil), le.Listener, "the listener, not the AsyncListener")
-	assert.EqualError(t, errs[1], `events: AfterSave listener failed after Insert of *events_test.user in collection "users" (the write was done): refused`)
+	assert.EqualError(t, errs[1], `events: AfterSave listener failed after Insert of *async_test.user in collection "users" (the write was done): refused`)
 }
 
 // Without an error handler, a panic is logged with slog.
@@ -270,10 +283,10 @@ func TestAsyncLogsPanic(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(old)
-	a := events.Async(events.ListenerFunc(func(context.Context, *events.Event) error { panic("boom") }))
+	a := async.New(events.ListenerFunc(func(context.Context, *events.Event) error { panic("boom") }))
 	require.NoError(t, a.HandleEvent(context.Background(), saved(0)))
 	closeNow(t, a)
-	assert.Contains(t, buf.String(), `level=ERROR msg="events: async listener" err="events: AfterSave listener failed after Insert`)
+	assert.Contains(t, buf.String(), `level=ERROR msg="async: listener" err="events: AfterSave listener failed after Insert`)
 	assert.Contains(t, buf.String(), "listener panicked: boom")
 }
 
@@ -281,10 +294,10 @@ func TestAsyncLogsPanic(t *testing.T) {
 // new ones.
 func TestAsyncCloseDrains(t *testing.T) {
 	c := &collect{}
-	a := events.Async(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+	a := async.New(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
 		time.Sleep(time.Millisecond)
 		return c.HandleEvent(ctx, e)
-	}), events.WithQueue(100))
+	}), async.WithQueue(100))
 	bus := events.NewBus()
 	bus.Register(a)
 	for i := range 50 {
@@ -294,7 +307,7 @@ func TestAsyncCloseDrains(t *testing.T) {
 	assert.Len(t, c.indexes(), 50)
 
 	err := bus.Publish(context.Background(), saved(50))
-	require.ErrorIs(t, err, events.ErrClosed)
+	require.ErrorIs(t, err, async.ErrClosed)
 	assert.Len(t, c.indexes(), 50)
 	require.NoError(t, a.Close(context.Background()), "a second Close")
 }
@@ -306,30 +319,30 @@ func TestAsyncCloseDeadline(t *testing.T) {
 	c := &collect{}
 	cancelled := make(chan error, 1)
 	started := make(chan struct{})
-	a := events.Async(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
+	a := async.New(events.ListenerFunc(func(ctx context.Context, e *events.Event) error {
 		if e.Index == 0 {
 			close(started)
 			<-ctx.Done()
 			cancelled <- ctx.Err()
 		}
 		return c.HandleEvent(ctx, e)
-	}), events.WithQueue(3))
+	}), async.WithQueue(3))
 	for i := range 4 {
 		require.NoError(t, a.HandleEvent(context.Background(), saved(i)))
 	}
 	<-started
-	waiting := async(func() error { return a.HandleEvent(context.Background(), saved(4)) })
+	waiting := goRun(func() error { return a.HandleEvent(context.Background(), saved(4)) })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	select {
-	case err := <-async(func() error { return a.Close(ctx) }):
+	case err := <-goRun(func() error { return a.Close(ctx) }):
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.EqualError(t, err, "events: async listener closed with 3 events undelivered: context deadline exceeded")
+		assert.EqualError(t, err, "async: listener closed with 3 events undelivered: context deadline exceeded")
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return at its deadline")
 	}
-	require.ErrorIs(t, <-waiting, events.ErrClosed)
+	require.ErrorIs(t, <-waiting, async.ErrClosed)
 	require.ErrorIs(t, <-cancelled, context.Canceled, "the listener's context")
 	closeNow(t, a) // waits for the worker
 	assert.Equal(t, []int{0}, c.indexes(), "the queued events were discarded")
@@ -340,7 +353,7 @@ func TestAsyncCloseDeadline(t *testing.T) {
 func TestAsyncContext(t *testing.T) {
 	type key struct{}
 	got := make(chan error, 1)
-	a := events.Async(events.ListenerFunc(func(ctx context.Context, _ *events.Event) error {
+	a := async.New(events.ListenerFunc(func(ctx context.Context, _ *events.Event) error {
 		if ctx.Value(key{}) != "acme" {
 			got <- errors.New("the publisher's value is missing")
 		} else {
@@ -359,12 +372,12 @@ func TestAsyncContext(t *testing.T) {
 // says so; a policy is refused altogether.
 func TestAsyncRefusesBefore(t *testing.T) {
 	c := &collect{}
-	a := events.Async(c, events.WithErrorHandler(c.report))
+	a := async.New(c, async.WithErrorHandler(c.report))
 	bus := events.NewBus()
 	unregister := bus.Register(a, events.On(events.BeforeSave, events.BeforeQuery, events.AfterSave))
 	errs := c.errs()
 	require.Len(t, errs, 1)
-	assert.ErrorIs(t, errs[0], events.ErrSyncOnly)
+	assert.ErrorIs(t, errs[0], async.ErrSyncOnly)
 	assert.Contains(t, errs[0].Error(), "refused BeforeSave, BeforeQuery")
 
 	assert.False(t, bus.Handles(events.BeforeSave, userType), "no Before* type is registered")
@@ -372,14 +385,14 @@ func TestAsyncRefusesBefore(t *testing.T) {
 	require.NoError(t, bus.Publish(context.Background(), saved(1)))
 
 	err := a.HandleEvent(context.Background(), &events.Event{Type: events.BeforeUpdate})
-	require.ErrorIs(t, err, events.ErrSyncOnly)
-	assert.Contains(t, err.Error(), "BeforeUpdate refused by an async *events_test.collect")
+	require.ErrorIs(t, err, async.ErrSyncOnly)
+	assert.Contains(t, err.Error(), "BeforeUpdate refused by an async *async_test.collect")
 	require.True(t, unregister())
 	closeNow(t, a)
 	assert.Equal(t, []int{1}, c.indexes(), "only the After* event")
 
 	// Without On, the listener's own After* types.
-	typed := events.Async(typedListener{c, []events.Type{events.BeforeSave, events.AfterDelete}})
+	typed := async.New(typedListener{c, []events.Type{events.BeforeSave, events.AfterDelete}})
 	assert.Equal(t, []events.Type{events.AfterDelete}, typed.EventTypes())
 	closeNow(t, typed)
 	assert.Equal(t, []events.Type{events.AfterSave, events.AfterLoad, events.AfterConvert, events.AfterDelete, events.AfterUpdate}, a.EventTypes())
@@ -387,10 +400,10 @@ func TestAsyncRefusesBefore(t *testing.T) {
 	// AsPolicy: registered as an ordinary listener, so that it can be
 	// unregistered before Close.
 	ac := &collect{}
-	ap := events.Async(ac, events.WithErrorHandler(ac.report))
+	ap := async.New(ac, async.WithErrorHandler(ac.report))
 	unregisterAP := bus.Register(ap, events.AsPolicy())
 	require.Len(t, ac.errs(), 1)
-	assert.ErrorIs(t, ac.errs()[0], events.ErrSyncOnly)
+	assert.ErrorIs(t, ac.errs()[0], async.ErrSyncOnly)
 	assert.Contains(t, ac.errs()[0].Error(), "as a policy refused")
 	require.NoError(t, bus.Publish(context.Background(), &events.Event{Type: events.AfterSave, Quiet: true}))
 	assert.True(t, unregisterAP(), "not a policy: it can be removed")
@@ -398,13 +411,13 @@ func TestAsyncRefusesBefore(t *testing.T) {
 	assert.Empty(t, ac.indexes(), "a Quiet event reaches policies only")
 
 	pc := &collect{}
-	p := events.Async(policy{pc.HandleEvent}, events.WithErrorHandler(pc.report))
+	p := async.New(policy{pc.HandleEvent}, async.WithErrorHandler(pc.report))
 	bus.Register(p)
 	require.NoError(t, bus.Publish(context.Background(), saved(2)))
 	closeNow(t, p)
 	assert.Empty(t, pc.indexes())
 	require.Len(t, pc.errs(), 1)
-	assert.ErrorIs(t, pc.errs()[0], events.ErrSyncOnly)
+	assert.ErrorIs(t, pc.errs()[0], async.ErrSyncOnly)
 	assert.Contains(t, pc.errs()[0].Error(), "a policy")
 }
 
