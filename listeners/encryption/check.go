@@ -8,7 +8,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
-	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
@@ -39,7 +39,7 @@ func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 		}
 		return err
 	}
-	if err := guard.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
+	if err := policy.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
 		return err
 	}
 	switch e.Type {
@@ -316,5 +316,5 @@ func mentions(p *encPlan, v any) bool {
 			names = append(names, f.BlindIndex())
 		}
 	}
-	return guard.KeyIn(raw, names, 0) != ""
+	return keyIn(raw, names, 0) != ""
 }

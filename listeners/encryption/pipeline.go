@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/internal/bsonio"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
@@ -301,7 +300,7 @@ func (p *encPlan) refuseForbidden(v any) error {
 	if err != nil {
 		return fmt.Errorf("encryption: %w: %w", ErrEncryptedField, err)
 	}
-	if k := guard.KeyIn(raw, forbiddenOperators, 0); k != "" {
+	if k := keyIn(raw, forbiddenOperators, 0); k != "" {
 		return refuseEncrypted(p.any().BSON, k+" (it can read any field)")
 	}
 	return nil

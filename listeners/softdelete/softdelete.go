@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -253,7 +252,7 @@ func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
 	if by := s.AuditOf(model.DeletedBy); by != nil {
 		marks = append(marks, by.BSON)
 	}
-	if err := guard.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", marks...); err != nil {
+	if err := policy.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", marks...); err != nil {
 		return err
 	}
 	switch e.Type {

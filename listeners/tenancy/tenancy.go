@@ -11,7 +11,6 @@ import (
 	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -277,7 +276,7 @@ func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
 	if f == nil {
 		return err
 	}
-	if err := guard.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
+	if err := policy.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
 		return err
 	}
 	switch e.Type {
