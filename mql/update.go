@@ -145,46 +145,59 @@ func (u *Update) SetStages(stages []bson.D) { u.stages = stages }
 // $replaceWith touch every path, since they may drop any field.
 func (u *Update) Touches(path string) bool {
 	for _, op := range u.ops {
-		d, err := ToD(op.Value)
-		if err != nil {
-			return true // unreadable: assume the worst
-		}
-		for _, f := range d {
-			if PathsOverlap(f.Key, path) {
-				return true
-			}
-			if to, ok := RenameTarget(f.Value); ok && op.Key == "$rename" && PathsOverlap(to, path) {
-				return true
-			}
+		if operatorTouches(op, path) {
+			return true
 		}
 	}
 	for _, st := range u.stages {
 		for _, s := range st {
-			switch s.Key {
-			case "$replaceRoot", "$replaceWith", "$project":
-				return true // may drop or rewrite any field
-			case "$unset":
-				names, err := array(s.Value)
-				if err != nil {
-					names = []any{s.Value}
-				}
-				for _, n := range names {
-					if n, ok := n.(string); ok && PathsOverlap(n, path) {
-						return true
-					}
-				}
-			case "$set", "$addFields":
-				d, err := ToD(s.Value)
-				if err != nil {
-					return true
-				}
-				for _, f := range d {
-					if PathsOverlap(f.Key, path) {
-						return true
-					}
-				}
+			if stageTouches(s, path) {
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// operatorTouches reports whether update operator op writes path, a part
+// of it or a document that holds it, by a field or a $rename's target.
+func operatorTouches(op bson.E, path string) bool {
+	d, err := ToD(op.Value)
+	if err != nil {
+		return true // unreadable: assume the worst
+	}
+	for _, f := range d {
+		if PathsOverlap(f.Key, path) {
+			return true
+		}
+		if to, ok := RenameTarget(f.Value); ok && op.Key == "$rename" && PathsOverlap(to, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// stageTouches reports whether stage s of an update pipeline writes
+// path, a part of it or a document that holds it.
+func stageTouches(s bson.E, path string) bool {
+	switch s.Key {
+	case "$replaceRoot", "$replaceWith", "$project":
+		return true // may drop or rewrite any field
+	case "$unset":
+		names, err := array(s.Value)
+		if err != nil {
+			names = []any{s.Value}
+		}
+		return slices.ContainsFunc(names, func(n any) bool {
+			name, ok := n.(string)
+			return ok && PathsOverlap(name, path)
+		})
+	case "$set", "$addFields":
+		d, err := ToD(s.Value)
+		if err != nil {
+			return true
+		}
+		return slices.ContainsFunc(d, func(f bson.E) bool { return PathsOverlap(f.Key, path) })
 	}
 	return false
 }
