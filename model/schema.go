@@ -132,12 +132,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 	for i := 0; i < st.NumField(); i++ {
 		sf := st.Field(i)
 		index := append(append([]int(nil), prefix...), i)
-		autoTag, hasAuto := sf.Tag.Lookup("auto")
-		auditTag, hasAudit := sf.Tag.Lookup("audit")
-		tenantTag, hasTenant := sf.Tag.Lookup("tenant")
-		encTag, hasEnc := sf.Tag.Lookup("encrypt")
-		sdTag, hasSD := sf.Tag.Lookup("softdelete")
-		tagged := hasAuto || hasAudit || hasTenant || hasEnc || hasSD || hasIndexTag(sf)
+		tagged := hasMetaTag(sf)
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -168,39 +163,64 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			continue
 		}
 		s.Fields = append(s.Fields, f)
-		if hasAuto {
-			a, err := parseAuto(s, f, autoTag)
-			if err != nil {
-				return err
-			}
-			s.Auto = append(s.Auto, a)
+		if err := s.parseTags(f, sf); err != nil {
+			return err
 		}
-		if hasEnc {
-			e, err := parseEncrypt(s, f, sf, encTag)
-			if err != nil {
-				return err
-			}
-			s.Encrypted = append(s.Encrypted, e)
+	}
+	return nil
+}
+
+// metaTags are the struct tags Schema reads besides bson.
+var metaTags = []string{"auto", "audit", "tenant", "encrypt", "softdelete", "index"}
+
+// hasMetaTag reports whether sf has one of metaTags.
+func hasMetaTag(sf reflect.StructField) bool {
+	for _, k := range metaTags {
+		if _, ok := sf.Tag.Lookup(k); ok {
+			return true
 		}
-		if hasAudit {
-			a, err := parseAudit(s, f, auditTag)
-			if err != nil {
-				return err
-			}
-			s.Audit = append(s.Audit, a)
+	}
+	return false
+}
+
+// parseTags parses the tags of f, a stored field (sf its struct field),
+// into s.
+func (s *Schema) parseTags(f Field, sf reflect.StructField) error {
+	autoTag, hasAuto := sf.Tag.Lookup("auto")
+	auditTag, hasAudit := sf.Tag.Lookup("audit")
+	tenantTag, hasTenant := sf.Tag.Lookup("tenant")
+	encTag, hasEnc := sf.Tag.Lookup("encrypt")
+	sdTag, hasSD := sf.Tag.Lookup("softdelete")
+	if hasAuto {
+		a, err := parseAuto(s, f, autoTag)
+		if err != nil {
+			return err
 		}
-		if hasSD {
-			a, err := parseSoftDelete(s, f, sdTag)
-			if err != nil {
-				return err
-			}
-			s.Audit = append(s.Audit, a)
+		s.Auto = append(s.Auto, a)
+	}
+	if hasEnc {
+		e, err := parseEncrypt(s, f, sf, encTag)
+		if err != nil {
+			return err
 		}
-		if hasTenant {
-			if err := s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD); err != nil {
-				return err
-			}
+		s.Encrypted = append(s.Encrypted, e)
+	}
+	if hasAudit {
+		a, err := parseAudit(s, f, auditTag)
+		if err != nil {
+			return err
 		}
+		s.Audit = append(s.Audit, a)
+	}
+	if hasSD {
+		a, err := parseSoftDelete(s, f, sdTag)
+		if err != nil {
+			return err
+		}
+		s.Audit = append(s.Audit, a)
+	}
+	if hasTenant {
+		return s.parseTenant(f, tenantTag, hasAuto || hasAudit || hasSD)
 	}
 	return nil
 }
