@@ -48,7 +48,7 @@ func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 			return x.checkDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		if err := x.checkQuery(p, e); err != nil {
+		if err := x.query(p, e, true); err != nil {
 			return err
 		}
 		return x.reaches(e)
@@ -94,38 +94,6 @@ func (x *Encryption) checkDocument(p *encPlan, coll string, doc bson.Raw) error 
 		_, got, _ := doc.Lookup(f.BlindIndex()).BinaryOK()
 		if !hmac.Equal(got, want) {
 			return errLeftBehind(name, "a blind index that is not the value's")
-		}
-	}
-	return nil
-}
-
-// checkQuery checks the final filter, pipeline, sort, projection and
-// Distinct field of a query.
-func (x *Encryption) checkQuery(p *encPlan, e *events.Event) error {
-	if err := p.checkOptions(e); err != nil {
-		return err
-	}
-	if e.Op == events.OpWatch {
-		return p.refuseInChangeStream(e.Pipeline)
-	}
-	if e.Filter != nil {
-		if err := p.checkFilter(e.Filter, 0); err != nil {
-			return err
-		}
-		if mentions(p, e.Filter) {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
-		}
-	}
-	if e.Pipeline != nil {
-		if _, _, err := x.pipeline(p, e.Collection, e.Pipeline, 0, true); err != nil {
-			return err
-		}
-		if mentions(p, e.Pipeline) {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -253,7 +253,7 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		if err = x.query(p, e); err == nil {
+		if err = x.query(p, e, false); err == nil {
 			err = x.reaches(e)
 		}
 	case events.BeforeUpdate:
