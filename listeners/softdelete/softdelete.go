@@ -149,8 +149,15 @@ func (d *SoftDelete) Prepare(mt reflect.Type, coll *mongo.Collection) error {
 }
 
 // mark returns the model's schema and softdelete:"at" field, or a nil
-// field when it has none.
-func (d *SoftDelete) mark(e *events.Event) (*model.Schema, *model.AuditField, error) {
+// field when it has none or on an error. It first judges, for a query by
+// a pipeline, the stages that reach collections (final in Check), which
+// the policy confines whatever the model.
+func (d *SoftDelete) mark(ctx context.Context, e *events.Event, final bool) (*model.Schema, *model.AuditField, error) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
+		if err := d.reaches(ctx, e, final); err != nil {
+			return nil, nil, err
+		}
+	}
 	m, _, err := d.table.Model(e.ModelType)
 	return m.schema, m.at, err
 }
@@ -184,12 +191,7 @@ func hides(ctx context.Context, e *events.Event) bool {
 
 // HandleEvent applies the policy to e.
 func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := d.reaches(ctx, e, false); err != nil {
-			return err
-		}
-	}
-	s, at, err := d.mark(e)
+	s, at, err := d.mark(ctx, e, false)
 	if at == nil {
 		return err
 	}
@@ -239,12 +241,7 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 // adds to the write (events.Event's Extra and Tombstone) writes the
 // softdelete fields.
 func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := d.reaches(ctx, e, true); err != nil {
-			return err
-		}
-	}
-	s, at, err := d.mark(e)
+	s, at, err := d.mark(ctx, e, true)
 	if at == nil {
 		return err
 	}
