@@ -280,38 +280,31 @@ func (u *Update) Value() any {
 	return u.ops
 }
 
-// Array returns the elements of an array value of any slice type.
+// Array returns the elements of an array value: a bson.A, a []any, a
+// bson.RawValue of an array, a value that encodes itself as one, or any
+// other slice or array but of bytes. A document (bson.D, bson.Raw) is not
+// one.
 func Array(v any) ([]any, error) {
-	a, err := arrayOf(v)
+	a, err := array(v)
 	return a, named(err)
 }
 
-func arrayOf(v any) ([]any, error) {
+func array(v any) ([]any, error) {
 	switch a := v.(type) {
 	case bson.A:
 		return a, nil
 	case []any:
 		return a, nil
 	case bson.RawValue:
-		arr, ok := a.ArrayOK()
-		if !ok {
-			return nil, fmt.Errorf("%v is not an array: %w", a.Type, ErrBadDocument)
-		}
-		vals, err := arr.Values()
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(vals))
-		for i, v := range vals {
-			out[i] = v
-		}
-		return out, nil
+		return rawArray(a)
+	case bson.D, bson.Raw, []byte:
+		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
 	}
 	if raw, ok, err := marshaled(v); ok || err != nil {
 		if err != nil {
 			return nil, err
 		}
-		return arrayOf(raw)
+		return rawArray(raw)
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
@@ -320,6 +313,23 @@ func arrayOf(v any) ([]any, error) {
 	out := make([]any, rv.Len())
 	for i := range out {
 		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
+}
+
+// rawArray returns the elements of a, a BSON array, as bson.RawValue.
+func rawArray(a bson.RawValue) ([]any, error) {
+	arr, ok := a.ArrayOK()
+	if !ok {
+		return nil, fmt.Errorf("%v is not an array: %w", a.Type, ErrBadDocument)
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = v
 	}
 	return out, nil
 }
