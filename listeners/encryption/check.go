@@ -32,11 +32,8 @@ func errLeftBehind(field, what string) error {
 // Tombstone) writes no encrypted field or blind index, by a $rename's
 // target either. Anything else fails closed.
 func (x *Encryption) Check(_ context.Context, e *events.Event) error {
-	p, err := x.plan(e.ModelType)
+	p, err := x.planFor(e)
 	if p == nil || err != nil {
-		if err == nil {
-			err = x.reaches(e)
-		}
 		return err
 	}
 	if err := policy.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
