@@ -78,56 +78,76 @@ func (l *Auditing) HandleEvent(ctx context.Context, e *events.Event) error {
 	if e.Type != events.BeforeConvert || e.Model == nil || !e.Op.Write() {
 		return nil
 	}
-	s, audit, err := l.audited(e.ModelType)
-	if err != nil || len(audit) == 0 {
+	st, ok, err := l.stamp(ctx, e.ModelType)
+	if !ok {
 		return err
 	}
 	mv := reflect.ValueOf(e.Model).Elem()
 	insert := e.Op == events.OpInsert || e.Op == events.OpInsertMany
 	if !insert {
-		if err := l.restoreCreated(ctx, e, s, audit, mv); err != nil {
+		if err := l.restoreCreated(ctx, e, st.schema, st.fields, mv); err != nil {
 			return err
 		}
 	}
-	now, who, err := l.stamp(ctx)
-	if err != nil {
-		return err
-	}
-	for i := range audit {
-		a := &audit[i]
+	for i := range st.fields {
+		a := &st.fields[i]
 		fv := a.Value(mv)
 		switch a.Kind {
 		case model.CreatedAt:
 			if insert && fv.IsZero() {
-				setTime(fv, now)
+				setTime(fv, st.now)
 			}
 		case model.UpdatedAt:
-			setTime(fv, now)
+			setTime(fv, st.now)
 		case model.CreatedBy, model.UpdatedBy:
-			if who == nil || (a.Kind == model.CreatedBy && (!insert || !fv.IsZero())) {
+			if a.Kind == model.CreatedBy && (!insert || !fv.IsZero()) {
 				continue
 			}
-			w, err := s.Convert(&a.Field, who)
+			w, ok, err := st.author(a)
 			if err != nil {
 				return err
 			}
-			fv.Set(w)
+			if ok {
+				fv.Set(w)
+			}
 		}
 	}
 	return nil
 }
 
-// stamp returns the time and the auditor's value for one operation.
-func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
-	now := l.now().UTC().Truncate(time.Millisecond) // BSON dates hold milliseconds
+// stamp is what one operation stamps a model's audit fields with.
+type stamp struct {
+	schema *model.Schema
+	fields []model.AuditField // the model's audit fields
+	now    time.Time
+	who    any // the auditor's value; nil without an auditor
+}
+
+// stamp returns what an operation on models of type t stamps their audit
+// fields with; ok is false when t has none, or on an error.
+func (l *Auditing) stamp(ctx context.Context, t reflect.Type) (st stamp, ok bool, err error) {
+	st.schema, st.fields, err = l.audited(t)
+	if err != nil || len(st.fields) == 0 {
+		return st, false, err
+	}
+	st.now = l.now().UTC().Truncate(time.Millisecond) // BSON dates hold milliseconds
 	if l.auditor == nil {
-		return now, nil, nil
+		return st, true, nil
 	}
-	who, err := l.auditor(ctx)
-	if err != nil {
-		return now, nil, fmt.Errorf("auditor: %w", err)
+	if st.who, err = l.auditor(ctx); err != nil {
+		return st, false, fmt.Errorf("auditor: %w", err)
 	}
-	return now, who, nil
+	return st, true, nil
+}
+
+// author returns the auditor's value as the value of audit field a, and
+// false when there is no auditor.
+func (st *stamp) author(a *model.AuditField) (reflect.Value, bool, error) {
+	if st.who == nil {
+		return reflect.Value{}, false, nil
+	}
+	w, err := st.schema.Convert(&a.Field, st.who)
+	return w, err == nil, err
 }
 
 // update adds the audit fields to an operator update: updatedAt and
@@ -138,33 +158,29 @@ func (l *Auditing) stamp(ctx context.Context) (time.Time, any, error) {
 // update pipeline the same fields are set by a $set stage, the created ones
 // only where they are missing.
 func (l *Auditing) update(ctx context.Context, e *events.Event) error {
-	s, audit, err := l.audited(e.ModelType)
-	if err != nil || len(audit) == 0 {
+	st, ok, err := l.stamp(ctx, e.ModelType)
+	if !ok {
 		return err
 	}
 	u, err := mql.ParseUpdate(e.Update)
 	if err != nil {
 		return err
 	}
-	now, who, err := l.stamp(ctx)
-	if err != nil {
-		return err
-	}
-	for i := range audit {
-		a := &audit[i]
+	for i := range st.fields {
+		a := &st.fields[i]
 		created := a.Kind == model.CreatedAt || a.Kind == model.CreatedBy
 		updated := a.Kind == model.UpdatedAt || a.Kind == model.UpdatedBy
 		if !(created || updated) || (created && !e.Upsert) || u.Touches(a.BSON) {
 			continue // the soft-delete marks are package softdelete's
 		}
-		var v any = now
+		var v any = st.now
 		if a.Kind == model.CreatedBy || a.Kind == model.UpdatedBy {
-			if who == nil {
+			w, ok, err := st.author(a)
+			if !ok {
+				if err != nil {
+					return err
+				}
 				continue
-			}
-			w, err := s.Convert(&a.Field, who)
-			if err != nil {
-				return err
 			}
 			v = w.Interface()
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,12 +215,6 @@ func (t *indexTag) set(key, val string) string {
 		t.ttl = &secs
 	}
 	return ""
-}
-
-// hasIndexTag reports whether sf has an `index` tag.
-func hasIndexTag(sf reflect.StructField) bool {
-	_, ok := sf.Tag.Lookup("index")
-	return ok
 }
 
 // buildIndexes turns the stored fields' index tags into indexes, adds

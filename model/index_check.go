@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/mgmevents/mgmevents/internal/bsonio"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
 )
@@ -96,11 +95,18 @@ func fromModel(m mongo.IndexModel) (Index, string) {
 // keyValue returns an index key's value as an int32 direction or a string
 // index type.
 func keyValue(v bson.RawValue) (any, bool) {
-	if v.Type == bson.TypeString {
+	var f float64
+	switch v.Type {
+	case bson.TypeString:
 		return v.StringValue(), true
+	case bson.TypeInt32:
+		f = float64(v.Int32())
+	case bson.TypeInt64:
+		f = float64(v.Int64())
+	case bson.TypeDouble:
+		f = v.Double()
 	}
-	f, ok := bsonio.Number(v)
-	if !ok || (f != 1 && f != -1) {
+	if f != 1 && f != -1 {
 		return nil, false
 	}
 	return int32(f), true

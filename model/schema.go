@@ -130,13 +130,11 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 	for i := 0; i < st.NumField(); i++ {
 		sf := st.Field(i)
 		index := append(append([]int(nil), prefix...), i)
-		autoTag, hasAuto := sf.Tag.Lookup("auto")
-		auditTag, hasAudit := sf.Tag.Lookup("audit")
 		policyTag, hasPolicy, err := s.policyTag(sf)
 		if err != nil {
 			return err
 		}
-		tagged := hasAuto || hasAudit || hasPolicy || hasIndexTag(sf)
+		tagged := hasPolicy || hasMetaTag(sf)
 		if !sf.IsExported() && !sf.Anonymous {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "the field is unexported, so it is never stored")
@@ -167,27 +165,49 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			continue
 		}
 		s.Fields = append(s.Fields, f)
-		if hasAuto {
-			a, err := parseAuto(s, f, autoTag)
-			if err != nil {
-				return err
-			}
-			s.Auto = append(s.Auto, a)
+		if err := s.parseTags(f, sf, policyTag, hasPolicy); err != nil {
+			return err
 		}
-		if hasAudit {
-			a, err := parseAudit(s, f, auditTag)
-			if err != nil {
-				return err
-			}
-			s.Audit = append(s.Audit, a)
+	}
+	return nil
+}
+
+// metaTags are the struct tags Schema reads besides bson and policy.
+var metaTags = []string{"auto", "audit", "index"}
+
+// hasMetaTag reports whether sf has one of metaTags.
+func hasMetaTag(sf reflect.StructField) bool {
+	for _, k := range metaTags {
+		if _, ok := sf.Tag.Lookup(k); ok {
+			return true
 		}
-		if hasPolicy {
-			p, err := parsePolicy(s, f, policyTag)
-			if err != nil {
-				return err
-			}
-			s.Policies = append(s.Policies, p)
+	}
+	return false
+}
+
+// parseTags parses the tags of f, a stored field (sf its struct field),
+// into s; policyTag is its policy tag, when hasPolicy.
+func (s *Schema) parseTags(f Field, sf reflect.StructField, policyTag string, hasPolicy bool) error {
+	if autoTag, ok := sf.Tag.Lookup("auto"); ok {
+		a, err := parseAuto(s, f, autoTag)
+		if err != nil {
+			return err
 		}
+		s.Auto = append(s.Auto, a)
+	}
+	if auditTag, ok := sf.Tag.Lookup("audit"); ok {
+		a, err := parseAudit(s, f, auditTag)
+		if err != nil {
+			return err
+		}
+		s.Audit = append(s.Audit, a)
+	}
+	if hasPolicy {
+		p, err := parsePolicy(s, f, policyTag)
+		if err != nil {
+			return err
+		}
+		s.Policies = append(s.Policies, p)
 	}
 	return nil
 }

@@ -247,33 +247,6 @@ func decodeD(raw []byte) (bson.D, error) {
 	return d, nil
 }
 
-// array returns the elements of an array value of any slice type.
-func array(v any) ([]any, error) {
-	switch a := v.(type) {
-	case bson.A:
-		return a, nil
-	case []any:
-		return a, nil
-	case bson.D, bson.Raw, []byte:
-		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
-	}
-	if raw, ok, err := marshaled(v); ok || err != nil {
-		if err != nil {
-			return nil, err
-		}
-		return arrayOf(raw)
-	}
-	rv := reflect.ValueOf(v)
-	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
-		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
-	}
-	out := make([]any, rv.Len())
-	for i := range out {
-		out[i] = rv.Index(i).Interface()
-	}
-	return out, nil
-}
-
 // Stages returns an aggregation or update pipeline of any shape the driver
 // accepts (mongo.Pipeline, []bson.D, bson.A, []bson.M) as a new slice of
 // bson.D stages, so that a listener can add stages and assign the result

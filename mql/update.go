@@ -145,46 +145,59 @@ func (u *Update) SetStages(stages []bson.D) { u.stages = stages }
 // $replaceWith touch every path, since they may drop any field.
 func (u *Update) Touches(path string) bool {
 	for _, op := range u.ops {
-		d, err := ToD(op.Value)
-		if err != nil {
-			return true // unreadable: assume the worst
-		}
-		for _, f := range d {
-			if PathsOverlap(f.Key, path) {
-				return true
-			}
-			if to, ok := RenameTarget(f.Value); ok && op.Key == "$rename" && PathsOverlap(to, path) {
-				return true
-			}
+		if operatorTouches(op, path) {
+			return true
 		}
 	}
 	for _, st := range u.stages {
 		for _, s := range st {
-			switch s.Key {
-			case "$replaceRoot", "$replaceWith", "$project":
-				return true // may drop or rewrite any field
-			case "$unset":
-				names, err := array(s.Value)
-				if err != nil {
-					names = []any{s.Value}
-				}
-				for _, n := range names {
-					if n, ok := n.(string); ok && PathsOverlap(n, path) {
-						return true
-					}
-				}
-			case "$set", "$addFields":
-				d, err := ToD(s.Value)
-				if err != nil {
-					return true
-				}
-				for _, f := range d {
-					if PathsOverlap(f.Key, path) {
-						return true
-					}
-				}
+			if stageTouches(s, path) {
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// operatorTouches reports whether update operator op writes path, a part
+// of it or a document that holds it, by a field or a $rename's target.
+func operatorTouches(op bson.E, path string) bool {
+	d, err := ToD(op.Value)
+	if err != nil {
+		return true // unreadable: assume the worst
+	}
+	for _, f := range d {
+		if PathsOverlap(f.Key, path) {
+			return true
+		}
+		if to, ok := RenameTarget(f.Value); ok && op.Key == "$rename" && PathsOverlap(to, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// stageTouches reports whether stage s of an update pipeline writes
+// path, a part of it or a document that holds it.
+func stageTouches(s bson.E, path string) bool {
+	switch s.Key {
+	case "$replaceRoot", "$replaceWith", "$project":
+		return true // may drop or rewrite any field
+	case "$unset":
+		names, err := array(s.Value)
+		if err != nil {
+			names = []any{s.Value}
+		}
+		return slices.ContainsFunc(names, func(n any) bool {
+			name, ok := n.(string)
+			return ok && PathsOverlap(name, path)
+		})
+	case "$set", "$addFields":
+		d, err := ToD(s.Value)
+		if err != nil {
+			return true
+		}
+		return slices.ContainsFunc(d, func(f bson.E) bool { return PathsOverlap(f.Key, path) })
 	}
 	return false
 }
@@ -267,38 +280,31 @@ func (u *Update) Value() any {
 	return u.ops
 }
 
-// Array returns the elements of an array value of any slice type.
+// Array returns the elements of an array value: a bson.A, a []any, a
+// bson.RawValue of an array, a value that encodes itself as one, or any
+// other slice or array but of bytes. A document (bson.D, bson.Raw) is not
+// one.
 func Array(v any) ([]any, error) {
-	a, err := arrayOf(v)
+	a, err := array(v)
 	return a, named(err)
 }
 
-func arrayOf(v any) ([]any, error) {
+func array(v any) ([]any, error) {
 	switch a := v.(type) {
 	case bson.A:
 		return a, nil
 	case []any:
 		return a, nil
 	case bson.RawValue:
-		arr, ok := a.ArrayOK()
-		if !ok {
-			return nil, fmt.Errorf("%v is not an array: %w", a.Type, ErrBadDocument)
-		}
-		vals, err := arr.Values()
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(vals))
-		for i, v := range vals {
-			out[i] = v
-		}
-		return out, nil
+		return rawArray(a)
+	case bson.D, bson.Raw, []byte:
+		return nil, fmt.Errorf("%T is not an array: %w", v, ErrBadDocument)
 	}
 	if raw, ok, err := marshaled(v); ok || err != nil {
 		if err != nil {
 			return nil, err
 		}
-		return arrayOf(raw)
+		return rawArray(raw)
 	}
 	rv := reflect.ValueOf(v)
 	if k := rv.Kind(); (k != reflect.Slice && k != reflect.Array) || rv.Type().Elem().Kind() == reflect.Uint8 {
@@ -307,6 +313,23 @@ func arrayOf(v any) ([]any, error) {
 	out := make([]any, rv.Len())
 	for i := range out {
 		out[i] = rv.Index(i).Interface()
+	}
+	return out, nil
+}
+
+// rawArray returns the elements of a, a BSON array, as bson.RawValue.
+func rawArray(a bson.RawValue) ([]any, error) {
+	arr, ok := a.ArrayOK()
+	if !ok {
+		return nil, fmt.Errorf("%v is not an array: %w", a.Type, ErrBadDocument)
+	}
+	vals, err := arr.Values()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = v
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/mgmevents/mgmevents/events"
-	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
@@ -40,9 +39,6 @@ func (r *Repository[T]) aggregate(ctx context.Context, o *events.Operation, pipe
 	}
 	if err := refuseAggregateCustom(opts); err != nil {
 		return r.wrap(method, err)
-	}
-	if pipeline == nil {
-		pipeline = []bson.D{}
 	}
 	e := r.event(ctx, events.OpAggregate)
 	describe(e, opts, nil, nil, func(o *options.AggregateOptions) *options.Collation { return o.Collation })

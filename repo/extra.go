@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/mongo"
@@ -105,7 +104,7 @@ func (r *Repository[T]) withExtra(update any, extra bson.D, what string) (any, e
 		return nil, err
 	}
 	for _, op := range extra {
-		for _, f := range op.Value.(bson.D) { // as guard.Ops returns them
+		for _, f := range op.Value.(bson.D) { // as mql.EncodeOperators returns them
 			if err := u.Add(op.Key, f.Key, f.Value); err != nil {
 				return nil, fmt.Errorf("a listener's Event.%s %s %q: %w", what, op.Key, f.Key, err)
 			}
@@ -118,22 +117,18 @@ func (r *Repository[T]) withExtra(update any, extra bson.D, what string) (any, e
 // write a field of the model, or one that u (when not nil) writes: by a
 // field of the operator, or by a $rename's target, the one operator whose
 // values name paths. It reads ops as the driver sends them, and returns
-// them so (see guard.Ops), for the caller to send what was checked.
+// them so (see mql.EncodeOperators), for the caller to send what was checked.
 func (r *Repository[T]) checkAdded(ops bson.D, what string, u *mql.Update) (bson.D, error) {
 	if err := mql.CheckOperators(ops); err != nil {
 		return nil, fmt.Errorf("a listener's Event.%s: %w: %w", what, ErrInvalidArgument, err)
 	}
-	ops, err := guard.Ops(r.reg, ops)
+	ops, err := mql.EncodeOperators(r.reg, ops)
 	if err != nil {
 		return nil, fmt.Errorf("a listener's Event.%s: %w: %w", what, ErrInvalidArgument, err)
 	}
 	for _, op := range ops {
 		for _, f := range op.Value.(bson.D) {
-			paths := []string{f.Key}
-			if to, ok := guard.RenameTarget(op.Key, f); ok {
-				paths = append(paths, to)
-			}
-			for _, p := range paths {
+			for _, p := range mql.Written(op.Key, f) {
 				top, _, _ := strings.Cut(p, ".")
 				if top == "_id" || r.schema.FieldByBSON(top) != nil {
 					return nil, fmt.Errorf("a listener's Event.%s %s %q writes field %q of %v; a listener may add only fields the model does not declare: %w", what, op.Key, f.Key, top, r.schema.Type, ErrInvalidArgument)

@@ -67,29 +67,13 @@ func cloneDoc(v any) any {
 		}
 		return c
 	case bson.M:
-		c := make(bson.M, len(d))
-		for k, x := range d {
-			c[k] = cloneDoc(x)
-		}
-		return c
+		return cloneMap(d)
 	case map[string]any:
-		c := make(map[string]any, len(d))
-		for k, x := range d {
-			c[k] = cloneDoc(x)
-		}
-		return c
+		return cloneMap(d)
 	case bson.A:
-		c := make(bson.A, len(d))
-		for i, x := range d {
-			c[i] = cloneDoc(x)
-		}
-		return c
+		return cloneArray(d)
 	case []any:
-		c := make([]any, len(d))
-		for i, x := range d {
-			c[i] = cloneDoc(x)
-		}
-		return c
+		return cloneArray(d)
 	case []bson.D:
 		c := make([]bson.D, len(d))
 		for i, x := range d {
@@ -98,4 +82,22 @@ func cloneDoc(v any) any {
 		return c
 	}
 	return v
+}
+
+// cloneMap returns a deep copy of document d (see cloneDoc), of d's type.
+func cloneMap[M ~map[string]any](d M) M {
+	c := make(M, len(d))
+	for k, x := range d {
+		c[k] = cloneDoc(x)
+	}
+	return c
+}
+
+// cloneArray returns a deep copy of array d (see cloneDoc), of d's type.
+func cloneArray[A ~[]any](d A) A {
+	c := make(A, len(d))
+	for i, x := range d {
+		c[i] = cloneDoc(x)
+	}
+	return c
 }

@@ -109,9 +109,9 @@ var (
 	// WithDatabase option was given.
 	ErrNotConfigured = errors.New("repo: mgm is not configured; call mgm.SetDefaultConfig or pass repo.WithDatabase")
 	// ErrNilModel: a nil model, or nil filter where one is required.
-	ErrNilModel = errors.New("repo: nil model")
+	ErrNilModel error = &kindError{"repo: nil model", "invalid_argument"}
 	// ErrInvalidArgument: an argument the repository cannot use.
-	ErrInvalidArgument = errors.New("repo: invalid argument")
+	ErrInvalidArgument error = &kindError{"repo: invalid argument", "invalid_argument"}
 	// ErrNotFound is mongo.ErrNoDocuments, so errors.Is matches either.
 	ErrNotFound = mongo.ErrNoDocuments
 	// ErrUnenforced: the model has tags that only a policy gives meaning to
@@ -122,8 +122,18 @@ var (
 	ErrUnenforced = errors.New("repo: model tags not enforced by any policy")
 	// ErrVersionConflict: the document's version changed since the model
 	// was read (optimistic locking); nothing was written.
-	ErrVersionConflict = errors.New("repo: version conflict: the document was changed by someone else")
+	ErrVersionConflict error = &kindError{"repo: version conflict: the document was changed by someone else", "version_conflict"}
 )
+
+// kindError is an error that names its kind, OpenTelemetry's error.type,
+// by an ErrorType method: tracing and the slow-operation log classify
+// errors by that method, without importing the package that made them.
+type kindError struct{ msg, kind string }
+
+func (e *kindError) Error() string { return e.msg }
+
+// ErrorType returns the error's kind.
+func (e *kindError) ErrorType() string { return e.kind }
 
 // Option configures a repository.
 type Option func(*config)

@@ -61,9 +61,6 @@ func (r *Repository[T]) watchQuery(ctx context.Context, pipeline any, opts []*op
 	if err := refuseChangeStreamCustom(opts); err != nil {
 		return nil, nil, err
 	}
-	if pipeline == nil {
-		pipeline = []bson.D{}
-	}
 	e := r.event(ctx, events.OpWatch)
 	describe(e, opts, nil, nil, func(o *options.ChangeStreamOptions) *options.Collation { return o.Collation })
 	pipeline, err := r.pipelineQuery(ctx, e, pipeline)
@@ -78,8 +75,12 @@ func (r *Repository[T]) watchQuery(ctx context.Context, pipeline any, opts []*op
 // a Watch, and returns the pipeline its listeners left, which is what the
 // operation sends. A listener that set Event.Filter, which these
 // operations do not send, would believe it confined what it did not: the
-// operation is refused. A nil e publishes nothing.
+// operation is refused. A nil e publishes nothing. A nil pipeline is an
+// empty one.
 func (r *Repository[T]) pipelineQuery(ctx context.Context, e *events.Event, pipeline any) (any, error) {
+	if pipeline == nil {
+		pipeline = []bson.D{}
+	}
 	pipeline, err := r.canon(pipeline)
 	if err != nil {
 		return nil, err

@@ -108,25 +108,27 @@ func (c *config) apply(call uint8, opts []Option) error {
 	return c.wrong
 }
 
+// option is the Option called name, which calls take (see config.takes),
+// and which does set.
+func option(name string, calls uint8, set func(*config)) Option {
+	return func(c *config) {
+		if c.takes(name, calls) {
+			set(c)
+		}
+	}
+}
+
 // WithCollection sets the counters collection; the default is "counters".
 // New takes it.
 func WithCollection(name string) Option {
-	return func(c *config) {
-		if c.takes("WithCollection", forNew) {
-			c.collection = name
-		}
-	}
+	return option("WithCollection", forNew, func(c *config) { c.collection = name })
 }
 
 // WithWriteConcern sets the counter writes' write concern; the default is
 // majority. A w:1 counter write can be rolled back by a failover and its
 // numbers handed out again. New takes it.
 func WithWriteConcern(wc *writeconcern.WriteConcern) Option {
-	return func(c *config) {
-		if c.takes("WithWriteConcern", forNew) {
-			c.wc = wc
-		}
-	}
+	return option("WithWriteConcern", forNew, func(c *config) { c.wc = wc })
 }
 
 // WithStrategy forces a strategy instead of detecting it. Allocators with
@@ -134,11 +136,7 @@ func WithWriteConcern(wc *writeconcern.WriteConcern) Option {
 // other before handing out a number (on FerretDB, Atomic is safe only for
 // a client with a single connection, with or without this). New takes it.
 func WithStrategy(s Strategy) Option {
-	return func(c *config) {
-		if c.takes("WithStrategy", forNew) {
-			c.strategy = s
-		}
-	}
+	return option("WithStrategy", forNew, func(c *config) { c.strategy = s })
 }
 
 // WithBatch sets the block size: given to New, of every sequence that sets
@@ -146,21 +144,13 @@ func WithStrategy(s Strategy) Option {
 // WithBatch(1) reserves one number per round trip and caches none, which
 // keeps numbers in strict order across processes.
 func WithBatch(n int64) Option {
-	return func(c *config) {
-		if c.takes("WithBatch", forNew|forSequence) {
-			c.batch, c.batchSet = n, true
-		}
-	}
+	return option("WithBatch", forNew|forSequence, func(c *config) { c.batch, c.batchSet = n, true })
 }
 
 // WithStart sets a sequence's first number, at least 1; the default is 1.
 // Sequence takes it.
 func WithStart(n int64) Option {
-	return func(c *config) {
-		if c.takes("WithStart", forSequence) {
-			c.start, c.startSet = n, true
-		}
-	}
+	return option("WithStart", forSequence, func(c *config) { c.start, c.startSet = n, true })
 }
 
 // WithMaxGrowth sets how far a block may grow when numbers are used fast:
@@ -168,21 +158,13 @@ func WithStart(n int64) Option {
 // adaptation off. A crashed process loses at most one block, so this also
 // bounds that gap. New takes it.
 func WithMaxGrowth(factor int64) Option {
-	return func(c *config) {
-		if c.takes("WithMaxGrowth", forNew) {
-			c.maxFactor = factor
-		}
-	}
+	return option("WithMaxGrowth", forNew, func(c *config) { c.maxFactor = factor })
 }
 
 // WithTimeout bounds each counter round trip, which runs detached from the
 // caller's context; the default is 30s. New takes it.
 func WithTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if c.takes("WithTimeout", forNew) {
-			c.timeout = d
-		}
-	}
+	return option("WithTimeout", forNew, func(c *config) { c.timeout = d })
 }
 
 // WithClaimRetention sets how many claims of each sequence the Claim
@@ -193,41 +175,25 @@ func WithTimeout(d time.Duration) Option {
 // then has its next claim dropped and retried at the head. It is never
 // unsafe. New takes it.
 func WithClaimRetention(n int64) Option {
-	return func(c *config) {
-		if c.takes("WithClaimRetention", forNew) {
-			c.keep = n
-		}
-	}
+	return option("WithClaimRetention", forNew, func(c *config) { c.keep = n })
 }
 
 // WithLogger sets the logger for background failures; the default is
 // slog.Default(). New takes it.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if c.takes("WithLogger", forNew) {
-			c.logger = l
-		}
-	}
+	return option("WithLogger", forNew, func(c *config) { c.logger = l })
 }
 
 // WithDataCheck makes SetNext refuse a value at or below the largest value
 // of field in coll, which would hand out numbers that are already used.
 // SetNext takes it.
 func WithDataCheck(coll *mongo.Collection, field string) Option {
-	return func(c *config) {
-		if c.takes("WithDataCheck", forSetNext) {
-			c.dataColl, c.dataField = coll, field
-		}
-	}
+	return option("WithDataCheck", forSetNext, func(c *config) { c.dataColl, c.dataField = coll, field })
 }
 
 // WithForce lets SetNext go below the data's maximum, and below the
 // counter (Atomic strategy only). Numbers may then be handed out twice.
 // SetNext takes it.
 func WithForce() Option {
-	return func(c *config) {
-		if c.takes("WithForce", forSetNext) {
-			c.force = true
-		}
-	}
+	return option("WithForce", forSetNext, func(c *config) { c.force = true })
 }

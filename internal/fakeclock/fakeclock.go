@@ -127,12 +127,8 @@ func (c *Clock) Drive() (stop func()) {
 			case <-quit:
 				return
 			case <-c.added:
-				for c.Next() {
-					select {
-					case <-quit:
-						return
-					default:
-					}
+				if !c.runDown(quit) {
+					return
 				}
 			}
 		}
@@ -141,4 +137,17 @@ func (c *Clock) Drive() (stop func()) {
 		close(quit)
 		<-done
 	}
+}
+
+// runDown advances the clock to each waiting timer in turn (see Next). It
+// returns false, and stops, when quit closes first.
+func (c *Clock) runDown(quit <-chan struct{}) bool {
+	for c.Next() {
+		select {
+		case <-quit:
+			return false
+		default:
+		}
+	}
+	return true
 }

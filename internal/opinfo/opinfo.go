@@ -13,16 +13,25 @@ import (
 	"strconv"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/repo"
 	"go.mongodb.org/mongo-driver/mongo"
 )
 
+// Kinded is an error that names its kind, as ErrorType reports it, by a
+// method: repo's ErrVersionConflict ("version_conflict"), ErrInvalidArgument
+// and ErrNilModel ("invalid_argument"). Errors are classified by it, so
+// that this package imports nothing of the packages whose errors it reads.
+type Kinded interface {
+	error
+	ErrorType() string
+}
+
 // ErrorType classifies err for OpenTelemetry's error.type: "vetoed",
-// "listener", "panic", "timeout", "canceled", "not_found",
-// "version_conflict", "invalid_argument", "duplicate_key", "network",
-// "server_error_<code>" or "_OTHER".
+// "listener", "panic", "timeout", "canceled", "not_found", the kind of a
+// Kinded error in err's chain ("version_conflict", "invalid_argument"),
+// "duplicate_key", "network", "server_error_<code>" or "_OTHER".
 func ErrorType(err error) string {
 	var le *events.ListenerError
+	var kinded Kinded
 	switch {
 	case errors.As(err, &le):
 		if le.Type.Before() {
@@ -37,10 +46,8 @@ func ErrorType(err error) string {
 		return "canceled"
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return "not_found"
-	case errors.Is(err, repo.ErrVersionConflict):
-		return "version_conflict"
-	case errors.Is(err, repo.ErrInvalidArgument) || errors.Is(err, repo.ErrNilModel):
-		return "invalid_argument"
+	case errors.As(err, &kinded) && kinded.ErrorType() != "":
+		return kinded.ErrorType()
 	case mongo.IsDuplicateKeyError(err):
 		return "duplicate_key"
 	case mongo.IsNetworkError(err):

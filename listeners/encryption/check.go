@@ -8,7 +8,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/internal/bsonio"
-	"github.com/mgmevents/mgmevents/internal/guard"
+	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -31,14 +31,11 @@ func errLeftBehind(field, what string) error {
 // Tombstone) writes no encrypted field or blind index, by a $rename's
 // target either. Anything else fails closed.
 func (x *Encryption) Check(_ context.Context, e *events.Event) error {
-	p, err := x.plan(e.ModelType)
+	p, err := x.planFor(e)
 	if p == nil || err != nil {
-		if err == nil {
-			err = x.reaches(e)
-		}
 		return err
 	}
-	if err := guard.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
+	if err := policy.RefuseAdded(e, ErrEncryptedField, "an encrypted field or a blind index", p.paths...); err != nil {
 		return err
 	}
 	switch e.Type {
@@ -47,7 +44,7 @@ func (x *Encryption) Check(_ context.Context, e *events.Event) error {
 			return x.checkDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		if err := x.checkQuery(p, e); err != nil {
+		if err := x.query(p, e, true); err != nil {
 			return err
 		}
 		return x.reaches(e)
@@ -93,38 +90,6 @@ func (x *Encryption) checkDocument(p *encPlan, coll string, doc bson.Raw) error 
 		_, got, _ := doc.Lookup(f.BlindIndex()).BinaryOK()
 		if !hmac.Equal(got, want) {
 			return errLeftBehind(name, "a blind index that is not the value's")
-		}
-	}
-	return nil
-}
-
-// checkQuery checks the final filter, pipeline, sort, projection and
-// Distinct field of a query.
-func (x *Encryption) checkQuery(p *encPlan, e *events.Event) error {
-	if err := p.checkOptions(e); err != nil {
-		return err
-	}
-	if e.Op == events.OpWatch {
-		return p.refuseInChangeStream(e.Pipeline)
-	}
-	if e.Filter != nil {
-		if err := p.checkFilter(e.Filter, 0); err != nil {
-			return err
-		}
-		if mentions(p, e.Filter) {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
-		}
-	}
-	if e.Pipeline != nil {
-		if _, _, err := x.pipeline(p, e.Collection, e.Pipeline, 0, true); err != nil {
-			return err
-		}
-		if mentions(p, e.Pipeline) {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -315,5 +280,5 @@ func mentions(p *encPlan, v any) bool {
 			names = append(names, f.BlindIndex())
 		}
 	}
-	return guard.KeyIn(raw, names, 0) != ""
+	return keyIn(raw, names, 0) != ""
 }

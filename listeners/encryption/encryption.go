@@ -232,11 +232,8 @@ func (*Encryption) EventTypes() []events.Type {
 // when a listener turned the delete into an update), decrypts on
 // AfterLoad, and rewrites or refuses queries on BeforeQuery.
 func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
-	p, err := x.plan(e.ModelType)
+	p, err := x.planFor(e)
 	if p == nil || err != nil {
-		if err == nil {
-			err = x.reaches(e)
-		}
 		return err
 	}
 	switch e.Type {
@@ -253,7 +250,7 @@ func (x *Encryption) HandleEvent(ctx context.Context, e *events.Event) error {
 			e.Document, err = x.decryptDocument(p, e.Collection, e.Document)
 		}
 	case events.BeforeQuery:
-		if err = x.query(p, e); err == nil {
+		if err = x.query(p, e, false); err == nil {
 			err = x.reaches(e)
 		}
 	case events.BeforeUpdate:
@@ -275,6 +272,17 @@ type encPlan struct {
 	paths  []string             // the encrypted fields and blind indexes
 	idOnce sync.Once
 	idType bsontype.Type // the BSON type of the model's _id (int32 as int64), or 0 when unknown
+}
+
+// planFor returns the plan of e's model, or nil when it encrypts
+// nothing, after judging, for such a model, the stages of e that reach
+// collections (see reaches).
+func (x *Encryption) planFor(e *events.Event) (*encPlan, error) {
+	p, err := x.plan(e.ModelType)
+	if p == nil && err == nil {
+		err = x.reaches(e)
+	}
+	return p, err
 }
 
 // plan returns the plan of model type t, or nil when t encrypts nothing.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mgmevents/mgmevents/internal/bsonio"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/mql"
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
@@ -28,49 +27,64 @@ func (x *Encryption) pipeline(p *encPlan, coll string, pipeline any, depth int, 
 	changed := false
 	for i, st := range stages {
 		for j, s := range st {
-			var v any
-			var ch bool
-			switch s.Key {
-			case "$match":
-				if final {
-					err = p.checkFilter(s.Value, 0)
-				} else {
-					v, ch, err = x.filter(p, coll, s.Value, 0)
-				}
-			case "$sort":
-				err = p.checkSort(s.Value)
-			case "$geoNear":
-				if !final {
-					v, ch, err = x.geoNear(p, coll, s.Value)
-				}
-				if err == nil {
-					checked := s
-					if ch {
-						checked.Value = v
-					}
-					err = p.checkStage(checked)
-				}
-			case "$facet":
-				v, ch, err = x.facet(p, coll, s.Value, depth, final)
-			case "$out", "$merge":
-				err = fmt.Errorf("encryption: %s on a model with encrypted fields would store what the pipeline computes, plaintext included, unencrypted: %w", s.Key, ErrEncryptedField)
-			default:
-				err = p.checkStage(s)
-			}
+			v, ch, err := x.stage(p, coll, s, depth, final)
 			if err != nil {
 				return nil, false, fmt.Errorf("pipeline stage %d: %w", i, err)
 			}
-			if ch {
-				if !changed { // Stages shares the caller's stages
-					for k := range stages {
-						stages[k] = slices.Clone(stages[k])
-					}
-				}
-				stages[i][j].Value, changed = v, true
+			if !ch {
+				continue
 			}
+			if !changed { // Stages shares the caller's stages
+				for k := range stages {
+					stages[k] = slices.Clone(stages[k])
+				}
+			}
+			stages[i][j].Value, changed = v, true
 		}
 	}
 	return stages, changed, nil
+}
+
+// stage rewrites or refuses stage s of a pipeline (see pipeline), and
+// returns its new value when it changed.
+func (x *Encryption) stage(p *encPlan, coll string, s bson.E, depth int, final bool) (any, bool, error) {
+	switch s.Key {
+	case "$match":
+		if final {
+			return nil, false, p.checkFilter(s.Value, 0)
+		}
+		return x.filter(p, coll, s.Value, 0)
+	case "$sort":
+		return nil, false, p.checkSort(s.Value)
+	case "$geoNear":
+		return x.geoNearStage(p, coll, s, final)
+	case "$facet":
+		return x.facet(p, coll, s.Value, depth, final)
+	case "$out", "$merge":
+		return nil, false, fmt.Errorf("encryption: %s on a model with encrypted fields would store what the pipeline computes, plaintext included, unencrypted: %w", s.Key, ErrEncryptedField)
+	}
+	return nil, false, p.checkStage(s)
+}
+
+// geoNearStage rewrites the query of $geoNear stage s (unless final),
+// then refuses the stage as rewritten if it reads an encrypted field.
+func (x *Encryption) geoNearStage(p *encPlan, coll string, s bson.E, final bool) (any, bool, error) {
+	var v bson.D
+	var ch bool
+	if !final {
+		var err error
+		if v, ch, err = x.geoNear(p, coll, s.Value); err != nil {
+			return nil, false, err
+		}
+	}
+	checked := s
+	if ch {
+		checked.Value = v
+	}
+	if err := p.checkStage(checked); err != nil {
+		return nil, false, err
+	}
+	return v, ch, nil
 }
 
 // geoNear rewrites the filter in the query field of a $geoNear stage as
@@ -300,7 +314,7 @@ func (p *encPlan) refuseForbidden(v any) error {
 	if err != nil {
 		return fmt.Errorf("encryption: %w: %w", ErrEncryptedField, err)
 	}
-	if k := guard.KeyIn(raw, forbiddenOperators, 0); k != "" {
+	if k := keyIn(raw, forbiddenOperators, 0); k != "" {
 		return refuseEncrypted(p.any().BSON, k+" (it can read any field)")
 	}
 	return nil

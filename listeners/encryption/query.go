@@ -6,6 +6,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/events"
 	"github.com/mgmevents/mgmevents/mql"
+	"go.mongodb.org/mongo-driver/bson"
 )
 
 // refuseEncrypted is the error for what cannot be done on encrypted field field.
@@ -22,8 +23,12 @@ func (p *encPlan) lookup(path string) (*encField, bool) {
 }
 
 // query rewrites or refuses what a BeforeQuery event would send: its
-// filter, its pipeline, its sort and the field of a Distinct.
-func (x *Encryption) query(p *encPlan, e *events.Event) error {
+// filter, its pipeline, its sort and the field of a Distinct. When final
+// (Check), it changes nothing and refuses what was not rewritten. A
+// collation is refused on a filter or pipeline that compares an
+// encrypted field: one that was rewritten, or, when final, one that
+// names one.
+func (x *Encryption) query(p *encPlan, e *events.Event, final bool) error {
 	if err := p.checkOptions(e); err != nil {
 		return err
 	}
@@ -31,26 +36,33 @@ func (x *Encryption) query(p *encPlan, e *events.Event) error {
 		return p.refuseInChangeStream(e.Pipeline)
 	}
 	if e.Filter != nil {
-		f, changed, err := x.filter(p, e.Collection, e.Filter, 0)
+		var f bson.D
+		var changed bool
+		var err error
+		if final {
+			err = p.checkFilter(e.Filter, 0)
+		} else {
+			f, changed, err = x.filter(p, e.Collection, e.Filter, 0)
+		}
 		if err != nil {
 			return err
 		}
+		if err := p.refuseCollation(e, changed || (final && mentions(p, e.Filter))); err != nil {
+			return err
+		}
 		if changed {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
 			e.Filter = f
 		}
 	}
 	if e.Pipeline != nil {
-		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0, false)
+		st, changed, err := x.pipeline(p, e.Collection, e.Pipeline, 0, final)
 		if err != nil {
 			return err
 		}
+		if err := p.refuseCollation(e, changed || (final && mentions(p, e.Pipeline))); err != nil {
+			return err
+		}
 		if changed {
-			if err := p.refuseCollation(e); err != nil {
-				return err
-			}
 			e.Pipeline = st
 		}
 	}
@@ -92,10 +104,10 @@ func (p *encPlan) checkSort(sort any) error {
 }
 
 // refuseCollation refuses a collation other than "simple" on a query that
-// compares an encrypted field: under it MongoDB would match values (such
-// as "A@X" and "a@x") whose blind indexes differ.
-func (p *encPlan) refuseCollation(e *events.Event) error {
-	if e.Collation == nil || e.Collation.Locale == "simple" {
+// compares an encrypted field (compares): under it MongoDB would match
+// values (such as "A@X" and "a@x") whose blind indexes differ.
+func (p *encPlan) refuseCollation(e *events.Event, compares bool) error {
+	if !compares || e.Collation == nil || e.Collation.Locale == "simple" {
 		return nil
 	}
 	return fmt.Errorf("encryption: collation %q on a query that compares an encrypted field: blind indexes compare bytes: %w", e.Collation.Locale, ErrEncryptedField)

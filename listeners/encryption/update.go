@@ -31,9 +31,33 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any, collati
 	if u.IsPipeline() {
 		return update, p.checkPipelineUpdate(u)
 	}
-	b, err := pinnedBinding(filter)
+	b, err := p.updateBinding(filter, collation)
 	if err != nil {
 		return nil, err
+	}
+	written, err := p.written(u)
+	if err != nil {
+		return nil, err
+	}
+	var ops bson.D
+	for _, op := range u.Operators() {
+		out, err := x.updateOperator(p, coll, op, written, b)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			ops = append(ops, bson.E{Key: op.Key, Value: out})
+		}
+	}
+	return ops, nil
+}
+
+// updateBinding returns what an update's values are bound to: the _id
+// filter pins, unless the server may match another stored _id by it.
+func (p *encPlan) updateBinding(filter any, collation *options.Collation) (sealBinding, error) {
+	b, err := pinnedBinding(filter)
+	if err != nil {
+		return b, err
 	}
 	if b.bound && (!p.idTyped(b.id) || (collation != nil && collation.Locale != "simple")) {
 		// The server may match a stored _id of another type (5.0 matches
@@ -41,72 +65,76 @@ func (x *Encryption) update(p *encPlan, coll string, filter, update any, collati
 		// a value bound to the filter's _id would then not decrypt.
 		b = unboundValue
 	}
-	written, err := p.written(u)
+	return b, nil
+}
+
+// updateOperator returns the fields of operator op of an update as they
+// are sent: encrypted, with their blind indexes beside them. For
+// $setOnInsert, the blind indexes of an upsert's filter (seeds) become
+// the encrypted values and their indexes of the fields the update does
+// not write itself (written).
+func (x *Encryption) updateOperator(p *encPlan, coll string, op bson.E, written map[string]bool, b sealBinding) (bson.D, error) {
+	fields, err := mql.ToD(op.Value)
 	if err != nil {
 		return nil, err
 	}
+	out := make(bson.D, 0, len(fields))
 	seeds := map[*encField]bson.RawValue{}
-	var ops bson.D
-	for _, op := range u.Operators() {
-		fields, err := mql.ToD(op.Value)
+	for _, fe := range fields {
+		if out, err = x.updateField(p, coll, op.Key, fe, b, out, seeds); err != nil {
+			return nil, err
+		}
+	}
+	for f, v := range seeds {
+		if !written[f.BSON] {
+			if out, err = x.appendEncrypted(out, f, coll, v, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// updateField appends to out field fe of operator op as it is sent, or,
+// for the blind index of an upsert's filter in $setOnInsert, records it in
+// seeds. It refuses what would compute on a ciphertext or write a blind
+// index out of step with its field.
+func (x *Encryption) updateField(p *encPlan, coll, op string, fe bson.E, b sealBinding, out bson.D, seeds map[*encField]bson.RawValue) (bson.D, error) {
+	if err := p.checkRename(op, fe); err != nil {
+		return nil, err
+	}
+	if bf, exact := p.blindIndexAt(fe.Key); bf != nil && !exact {
+		return nil, refuseEncrypted(bf.BSON, op+" of a path under its blind index "+fe.Key)
+	}
+	if bf, ok := p.bidx[fe.Key]; ok {
+		if be, ok := fe.Value.(blindEq); ok && op == "$setOnInsert" {
+			seeds[bf] = be.plain
+			return out, nil
+		}
+		return nil, refuseEncrypted(bf.BSON, op+" of its blind index "+fe.Key+" (the listener keeps it)")
+	}
+	f, exact := p.lookup(fe.Key)
+	switch {
+	case f == nil:
+		return append(out, fe), nil
+	case !exact:
+		return nil, refuseEncrypted(f.BSON, op+" of the sub-field "+fe.Key)
+	}
+	switch op {
+	case "$set", "$setOnInsert":
+		v, err := encodeValue(fe.Value)
 		if err != nil {
 			return nil, err
 		}
-		out := make(bson.D, 0, len(fields))
-		for _, fe := range fields {
-			if err := p.checkRename(op.Key, fe); err != nil {
-				return nil, err
-			}
-			if bf, exact := p.blindIndexAt(fe.Key); bf != nil && !exact {
-				return nil, refuseEncrypted(bf.BSON, op.Key+" of a path under its blind index "+fe.Key)
-			}
-			if bf, ok := p.bidx[fe.Key]; ok {
-				if be, ok := fe.Value.(blindEq); ok && op.Key == "$setOnInsert" {
-					seeds[bf] = be.plain
-					continue
-				}
-				return nil, refuseEncrypted(bf.BSON, op.Key+" of its blind index "+fe.Key+" (the listener keeps it)")
-			}
-			f, exact := p.lookup(fe.Key)
-			switch {
-			case f == nil:
-				out = append(out, fe)
-				continue
-			case !exact:
-				return nil, refuseEncrypted(f.BSON, op.Key+" of the sub-field "+fe.Key)
-			}
-			switch op.Key {
-			case "$set", "$setOnInsert":
-				v, err := encodeValue(fe.Value)
-				if err != nil {
-					return nil, err
-				}
-				if out, err = x.appendEncrypted(out, f, coll, v, b); err != nil {
-					return nil, err
-				}
-			case "$unset":
-				out = append(out, fe)
-				if f.Eq {
-					out = append(out, bson.E{Key: f.BlindIndex(), Value: ""})
-				}
-			default:
-				return nil, refuseEncrypted(f.BSON, op.Key)
-			}
+		return x.appendEncrypted(out, f, coll, v, b)
+	case "$unset":
+		out = append(out, fe)
+		if f.Eq {
+			out = append(out, bson.E{Key: f.BlindIndex(), Value: ""})
 		}
-		if op.Key == "$setOnInsert" {
-			for f, v := range seeds {
-				if !written[f.BSON] {
-					if out, err = x.appendEncrypted(out, f, coll, v, b); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-		if len(out) > 0 {
-			ops = append(ops, bson.E{Key: op.Key, Value: out})
-		}
+		return out, nil
 	}
-	return ops, nil
+	return nil, refuseEncrypted(f.BSON, op)
 }
 
 // written returns the encrypted fields that the update document u writes

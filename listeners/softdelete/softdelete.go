@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -141,8 +140,16 @@ func (d *SoftDelete) Prepare(mt reflect.Type, coll *mongo.Collection) error {
 }
 
 // mark returns the model's softdelete fields and its
-// policy:"softdelete,at" field, or a nil field when it has none.
-func (d *SoftDelete) mark(e *events.Event) (marks, *model.Field, error) {
+// policy:"softdelete,at" field, or a nil field when it has none or on an
+// error. It first judges, for a query by a pipeline, the stages that reach
+// collections (final in Check), which the policy confines whatever the
+// model.
+func (d *SoftDelete) mark(ctx context.Context, e *events.Event, final bool) (marks, *model.Field, error) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
+		if err := d.reaches(ctx, e, final); err != nil {
+			return marks{}, nil, err
+		}
+	}
 	m, _, err := d.table.Model(e.ModelType)
 	return m, m.at, err
 }
@@ -176,12 +183,7 @@ func hides(ctx context.Context, e *events.Event) bool {
 
 // HandleEvent applies the policy to e.
 func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := d.reaches(ctx, e, false); err != nil {
-			return err
-		}
-	}
-	m, at, err := d.mark(e)
+	m, at, err := d.mark(ctx, e, false)
 	if at == nil {
 		return err
 	}
@@ -235,16 +237,11 @@ func (d *SoftDelete) HandleEvent(ctx context.Context, e *events.Event) error {
 // adds to the write (events.Event's Extra and Tombstone) writes the
 // softdelete fields.
 func (d *SoftDelete) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := d.reaches(ctx, e, true); err != nil {
-			return err
-		}
-	}
-	m, at, err := d.mark(e)
+	m, at, err := d.mark(ctx, e, true)
 	if at == nil {
 		return err
 	}
-	if err := guard.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", m.names()...); err != nil {
+	if err := policy.RefuseAdded(e, events.ErrUnguardedQuery, "a softdelete field", m.names()...); err != nil {
 		return err
 	}
 	switch e.Type {

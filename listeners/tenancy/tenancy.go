@@ -12,7 +12,6 @@ import (
 	"slices"
 
 	"github.com/mgmevents/mgmevents/events"
-	"github.com/mgmevents/mgmevents/internal/guard"
 	"github.com/mgmevents/mgmevents/listeners/policy"
 	"github.com/mgmevents/mgmevents/model"
 	"github.com/mgmevents/mgmevents/mql"
@@ -239,8 +238,15 @@ func (t *Tenancy) Prepare(mt reflect.Type, coll *mongo.Collection) error {
 }
 
 // scope returns e's model's tenant field when it has one (nil
-// otherwise), and the tenant ctx acts as.
-func (t *Tenancy) scope(ctx context.Context, e *events.Event) (*model.Field, string, bool, error) {
+// otherwise or on an error), and the tenant ctx acts as. It first
+// confines, for a query by a pipeline, the stages that reach collections
+// (or checks them, when final: in Check), whatever the model.
+func (t *Tenancy) scope(ctx context.Context, e *events.Event, final bool) (*model.Field, string, bool, error) {
+	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
+		if err := t.reaches(ctx, e, final); err != nil {
+			return nil, "", false, err
+		}
+	}
 	f, ok, err := t.table.Model(e.ModelType)
 	if err != nil || !ok {
 		return nil, "", false, err
@@ -274,12 +280,7 @@ func (t *Tenancy) reaches(ctx context.Context, e *events.Event, final bool) erro
 // puts a $match first in a pipeline, stamps a model that names no tenant,
 // and gives an upsert's new document the tenant. Check then verifies all.
 func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := t.reaches(ctx, e, false); err != nil {
-			return err
-		}
-	}
-	tf, tenant, all, err := t.scope(ctx, e)
+	tf, tenant, all, err := t.scope(ctx, e, false)
 	if tf == nil || all {
 		return err
 	}
@@ -314,16 +315,11 @@ func (t *Tenancy) HandleEvent(ctx context.Context, e *events.Event) error {
 // Check verifies, after every listener has run, that e is still confined
 // to the tenant; see Tenancy.
 func (t *Tenancy) Check(ctx context.Context, e *events.Event) error {
-	if e.Type == events.BeforeQuery && policy.Pipelined(e) {
-		if err := t.reaches(ctx, e, true); err != nil {
-			return err
-		}
-	}
-	f, tenant, all, err := t.scope(ctx, e)
+	f, tenant, all, err := t.scope(ctx, e, true)
 	if f == nil {
 		return err
 	}
-	if err := guard.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
+	if err := policy.RefuseAdded(e, ErrTenantMismatch, "the tenant field", f.BSON); err != nil {
 		return err
 	}
 	switch e.Type {

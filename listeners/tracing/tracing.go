@@ -27,7 +27,8 @@
 // "vetoed", "listener", "panic", "timeout", "canceled", "not_found",
 // "version_conflict", "invalid_argument", "duplicate_key", "network", "server_error_<code>" or
 // "_OTHER", and the exception message says which listener, event or server
-// code it was.
+// code it was. An error that has an ErrorType() string method, as repo's
+// ErrVersionConflict and ErrInvalidArgument do, is of the kind it names.
 //
 // Only the OpenTelemetry API is imported; the application brings the SDK.
 package tracing

@@ -1,17 +1,14 @@
-// Package guard holds what the policies share: finding keys in the BSON a
-// query will send, and refusing what a listener adds to a write over a
-// field a policy governs.
-package guard
+package encryption
 
 import (
 	"slices"
 
-	"github.com/mgmevents/mgmevents/model"
 	"go.mongodb.org/mongo-driver/bson"
 )
 
-// KeyIn returns the first of names that is a key anywhere in doc.
-func KeyIn(doc bson.Raw, names []string, depth int) string {
+// keyIn returns the first of names that is a key anywhere in doc, the
+// BSON a query will send.
+func keyIn(doc bson.Raw, names []string, depth int) string {
 	if depth > 100 {
 		return "(nesting deeper than 100)"
 	}
@@ -33,11 +30,9 @@ func KeyIn(doc bson.Raw, names []string, depth int) string {
 		default:
 			continue
 		}
-		if k := KeyIn(sub, names, depth+1); k != "" {
+		if k := keyIn(sub, names, depth+1); k != "" {
 			return k
 		}
 	}
 	return ""
 }
-
-var registry = model.Registry()
