@@ -1,7 +1,7 @@
 //go:build ignore
 
 // Command layers checks that the module's imports run one way, as the
-// README's "Layers" says: each package of the module may import, of the
+// "Layers" of docs/packages.md says: each package of the module may import, of the
 // module, only the packages its layer allows. It reads what `go list`
 // reports (the imports of the non-test files), and fails naming each edge
 // that breaks the layering, and each package that no layer names.
@@ -62,7 +62,7 @@ func main() {
 		}
 	}
 	if bad > 0 {
-		fail(1, fmt.Errorf("%d breaks of the layering (README.md, Layers)", bad))
+		fail(1, fmt.Errorf("%d breaks of the layering (docs/packages.md, Layers)", bad))
 	}
 }
 
@@ -70,7 +70,7 @@ func main() {
 func check(pkg string, imports []string, prefix string) []string {
 	l, ok := layerOf(pkg)
 	if !ok {
-		return []string{fmt.Sprintf("%s: in no layer; name it in .ci/layers.go and the README's Layers", pkg)}
+		return []string{fmt.Sprintf("%s: in no layer; name it in .ci/layers.go and in docs/packages.md's Layers", pkg)}
 	}
 	var problems []string
 	for _, imp := range imports {

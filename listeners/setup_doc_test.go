@@ -10,18 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestREADMEWiring: the README's wiring recipe is the code of
+// TestSetupWiring: the wiring recipe of docs/setup.md is the code of
 // Example_wiring, word for word, so the recipe a reader copies compiles and
 // runs.
-func TestREADMEWiring(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestSetupWiring(t *testing.T) {
+	readme, err := os.ReadFile("../docs/setup.md")
 	require.NoError(t, err)
 	m := regexp.MustCompile("(?s)<!-- wiring:[^>]*-->\n```go\n(.*?)```").FindSubmatch(readme)
-	require.NotNil(t, m, "README.md has no wiring block after its <!-- wiring: --> marker")
+	require.NotNil(t, m, "docs/setup.md has no wiring block after its <!-- wiring: --> marker")
 	example, err := os.ReadFile("example_wiring_test.go")
 	require.NoError(t, err)
 	recipe := string(m[1])
 	assert.Contains(t, recipe, "func newBus(")
 	assert.True(t, strings.Contains(string(example), recipe),
-		"README.md's wiring recipe differs from newBus in listeners/example_wiring_test.go; copy one to the other")
+		"docs/setup.md's wiring recipe differs from newBus in listeners/example_wiring_test.go; copy one to the other")
 }
