@@ -16,7 +16,8 @@ import (
 )
 
 // DeadLetters is the collection, in the relay's database, that holds each
-// message that failed WithMaxAttempts times: the message, its last error
+// message that failed WithMaxAttempts times, or once with an error no
+// attempt can overcome (see Publisher): the message, its last error
 // and its attempts, under the message's ID. A relay counts it (Stats) and
 // logs each message it moves there.
 const DeadLetters = "outbox_dead"
