@@ -44,7 +44,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 			break
 		}
 		if !r.leases.valid(d.key) { // a long queue: renew the lease, if it still holds
-			if _, err := r.leases.renew(ctx, []string{d.key}); err != nil {
+			if _, err := r.leases.renew(ctx, []leaseKey{{d.key, d.ID}}); err != nil {
 				return out, err
 			}
 			if !r.leases.valid(d.key) {

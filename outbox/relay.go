@@ -149,6 +149,7 @@ type Relay struct {
 	pending, oldest, lastPending, counted       atomic.Int64 // the last count of undelivered events, unix milliseconds of the oldest, unix nanoseconds of the last try and of the count
 	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
 	running                                     atomic.Int64 // publishes started that have not returned, hung ones included
+	pace                                        atomic.Int64 // nanoseconds per document delivered, a moving average (see measure)
 }
 
 // NewRelay returns a relay that delivers the events stored in db's
