@@ -36,7 +36,7 @@ type readBatch struct {
 // relays' claims before the relay reads again: each collision shows one
 // document that another relay holds, a read every document that others
 // have delivered since.
-const maxCollisions = 2
+const maxCollisions = 4
 
 // firstChunk is how many documents a relay claims at once before it has
 // measured its pace.

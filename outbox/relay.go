@@ -80,8 +80,9 @@ func WithBackoff(f func(attempt int) time.Duration) RelayOption {
 // nothing to deliver; the default is one second.
 func WithPollInterval(d time.Duration) RelayOption { return func(c *relayConfig) { c.poll = d } }
 
-// WithBatch sets how many documents a relay reads and claims at once; the
-// default is 100.
+// WithBatch sets how many documents a relay reads at once, and claims at
+// most at once; the default is 100. It claims them in chunks of as many as
+// it delivers, at its measured pace, within the lease a claim gives it.
 func WithBatch(n int) RelayOption { return func(c *relayConfig) { c.batch = n } }
 
 // WithLogger logs what the relay does not return as an error: dead
