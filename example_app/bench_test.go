@@ -31,7 +31,7 @@ func TestBenchSmall(t *testing.T) {
 	for _, name := range []string{"insert_ratio", "naive_ratio", "tracing_ratio", "tracing_floor_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio", "mgm_control_ratio", "busy_5us_ratio",
 		"concurrent_insert_ratio", "update_ratio", "update_many_ratio", "find_ratio", "versioned_save_ratio",
 		"tenancy_ratio", "tenancy_findbyid_ratio", "softdelete_find_ratio", "encrypt_insert_ratio", "encrypt_find_ratio",
-		"outbox_insert_ratio", "outbox_insert_floor_ratio", "relay_ratio", "relay_floor_ratio", "relay_to_floor_ratio", "relay_lag_p99_ms", "relay_scale_ratio",
+		"outbox_insert_ratio", "outbox_insert_floor_ratio", "relay_ratio", "relay_floor_ratio", "relay_to_floor_ratio", "relay_lag_p99_ms", "relay_scale_ratio", "relay_scale_raw_ratio",
 		"alloc_ns", "dispatch_ns"} {
 		assert.Regexp(t, "(?m)^"+name+`: [0-9.]+$`, out.String())
 	}

@@ -180,3 +180,56 @@ func TestRelayDeadLettersDataJSONCannotCarry(t *testing.T) {
 	assert.Contains(t, dead.Error, `data field "b": the binary of subtype 2 holds 3 bytes, and its inner length says 2`)
 	assert.Equal(t, bad, dead.Data, "stored unchanged")
 }
+
+// TestRelayDeadLettersUndeliverableAtOnce: a publish that fails with an
+// error no attempt can overcome (ErrDataNotJSON, or one wrapping
+// ErrUndeliverable) moves the message to DeadLetters at its first attempt,
+// with the default WithMaxAttempts, instead of holding its document in
+// backoff; the document's next event follows in the same Drain.
+func TestRelayDeadLettersUndeliverableAtOnce(t *testing.T) {
+	bad := rawDoc(append(bsoncore.AppendHeader(nil, bson.TypeBinary, "b"), 7, 0, 0, 0, 2, 2, 0, 0, 0, 'a', 'b', 'c'))
+	for _, c := range []struct {
+		name, want string
+		fail       func(outbox.Message) error
+	}{
+		{"ErrDataNotJSON", "cannot be carried as JSON", func(m outbox.Message) error {
+			_, err := m.CloudEvent()
+			return err
+		}},
+		{"ErrUndeliverable", "message too large", func(m outbox.Message) error {
+			if m.Type == "noted" {
+				return fmt.Errorf("broker: message too large: %w", outbox.ErrUndeliverable)
+			}
+			return nil
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			orders, db := setup(t, nil)
+			o := &order{Status: "placed"}
+			o.Record("noted", bad)
+			o.Record("after", nil)
+			id := o.Recorded()[0].ID
+			require.NoError(t, orders.Insert(ctx, o))
+			p := &recorder{fail: c.fail}
+			r := newRelay(t, db, p)
+			_, err := r.Drain(ctx)
+			require.NoError(t, err)
+			msgs := p.take()
+			require.Len(t, msgs, 1, "the next event follows at once")
+			assert.Equal(t, "after", msgs[0].Type)
+			var dead struct {
+				Attempts int    `bson:"attempts"`
+				Error    string `bson:"error"`
+			}
+			require.NoError(t, db.Collection(outbox.DeadLetters).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&dead))
+			assert.Equal(t, 1, dead.Attempts, "one attempt, not WithMaxAttempts")
+			assert.Contains(t, dead.Error, c.want)
+			assert.EqualValues(t, 1, r.Stats().Failed)
+			assert.EqualValues(t, 1, r.Stats().DeadLettered)
+			b := box(t, db, o.ID)
+			assert.Empty(t, b["q"], "nothing waits in the document")
+			assert.NotContains(t, b, "hold", "no backoff")
+			assert.NotContains(t, b, "a", "no attempt recorded for a retry")
+		})
+	}
+}

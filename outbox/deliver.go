@@ -44,7 +44,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 			break
 		}
 		if !r.leases.valid(d.key) { // a long queue: renew the lease, if it still holds
-			if _, err := r.leases.renew(ctx, []string{d.key}); err != nil {
+			if _, err := r.leases.renew(ctx, []leaseKey{{d.key, d.ID}}); err != nil {
 				return out, err
 			}
 			if !r.leases.valid(d.key) {
@@ -72,7 +72,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				break // stopped, not failed
 			}
 			r.failed.Add(1)
-			if m.Attempt < r.cfg.maxAttempts {
+			if m.Attempt < r.cfg.maxAttempts && !undeliverable(err) {
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
@@ -88,6 +88,12 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		out.size[evID] = int64(len(ev.Data) + len(ev.Type) + len(evID))
 	}
 	return out, nil
+}
+
+// undeliverable reports whether err says that no attempt can deliver its
+// message, which then moves to DeadLetters at once.
+func undeliverable(err error) bool {
+	return errors.Is(err, ErrUndeliverable) || errors.Is(err, ErrDataNotJSON)
 }
 
 // publish publishes m with a context that ends when the relay stops

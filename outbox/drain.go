@@ -31,7 +31,8 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		return 0, err
 	}
 	total := 0
-	var others bson.A // documents other relays, or Drains, hold, skipped for this Drain
+	// Documents other relays, or Drains, hold, skipped for this Drain.
+	others := r.leases.elsewhere(keyPrefix(coll), maxOthers)
 	var held []string // what this batch works on, which the relay's other Drains skip
 	release := func() {
 		for _, k := range held {
@@ -40,42 +41,44 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		held = held[:0]
 	}
 	defer release()
+	stale := 0 // reads in a row that a new slot made stale before any claim
 	for {
-		now := r.now()
-		filter := bson.D{
-			{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
-			{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
-		}
-		if len(others) > 0 {
-			filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: others}}})
-		}
-		docs, err := r.due(ctx, coll, filter)
+		readAt := r.now()
+		docs, err := r.due(ctx, coll, dueFilter(readAt, others))
 		if err != nil || len(docs) == 0 {
 			return total, err
 		}
-		keys := make([]string, len(docs))
-		for i, d := range docs {
-			keys[i] = d.key
-		}
-		mine, err := r.leases.claim(ctx, keys)
-		if err != nil {
-			return total, err
-		}
-		if err := r.bases(ctx, docs, mine); err != nil {
-			return total, err
-		}
-		worked, n, err := r.work(ctx, coll, docs, mine, atomic, &held, &others)
+		b := readBatch{coll: coll, atomic: atomic, held: &held, others: &others, release: release}
+		worked, n, fresh, err := r.chunks(ctx, &b, docs, readAt)
 		total += n
 		if err != nil {
 			return total, err
 		}
-		release()
+		if !fresh && worked == 0 {
+			if stale++; stale > 2 {
+				return total, nil
+			}
+			continue
+		}
+		stale = 0
 		// A batch of documents all held by others is skipped: the next
 		// query leaves them out, so that relays spread over the work.
-		if len(docs) < r.cfg.batch || (worked == 0 && len(others) >= maxOthers) {
+		if fresh && (len(docs) < r.cfg.batch || (worked == 0 && len(others) >= maxOthers)) {
 			return total, nil
 		}
 	}
+}
+
+// dueFilter selects the documents due at now, but those of others.
+func dueFilter(now time.Time, others bson.A) bson.D {
+	filter := bson.D{
+		{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
+		{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
+	}
+	if len(others) > 0 {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: others}}})
+	}
+	return filter
 }
 
 // work delivers the documents of docs the relay holds (mine) and no
@@ -139,10 +142,10 @@ func (r *Relay) work(ctx context.Context, coll *mongo.Collection, docs []pending
 
 // renew renews the leases of the documents of docs the relay holds.
 func (r *Relay) renew(ctx context.Context, docs []pendingDoc, mine map[string]bool) error {
-	var keys []string
+	var keys []leaseKey
 	for _, d := range docs {
 		if mine[d.key] {
-			keys = append(keys, d.key)
+			keys = append(keys, leaseKey{d.key, d.ID})
 		}
 	}
 	_, err := r.leases.renew(ctx, keys)
@@ -166,10 +169,15 @@ func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) 
 			return nil, fmt.Errorf("reading %s of a document: %w", Field, err)
 		}
 		d.raw = bson.Raw(append([]byte(nil), cur.Current...))
-		d.key = strconv.Itoa(len(coll.Name())) + ":" + coll.Name() + "|" + idKey(d.ID)
+		d.key = keyPrefix(coll) + idKey(d.ID)
 		docs = append(docs, d)
 	}
 	return docs, cur.Err()
+}
+
+// keyPrefix is how the lease keys of coll's documents start.
+func keyPrefix(coll *mongo.Collection) string {
+	return strconv.Itoa(len(coll.Name())) + ":" + coll.Name() + "|"
 }
 
 // bases sets the base of the documents the relay holds: Box.Base, or,

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/mongo"
-	"go.mongodb.org/mongo-driver/mongo/options"
 )
 
 // A lease is a document of Leases whose unique _id names a document and a
@@ -84,11 +82,12 @@ type leases struct {
 
 	mu        sync.Mutex
 	held      map[string]held
+	taken     map[string]taken // documents other relays hold
 	lastPrune time.Time
 }
 
 func newLeases(coll *mongo.Collection, by string, d time.Duration, clock Clock) *leases {
-	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}}
+	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}, taken: map[string]taken{}}
 }
 
 func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }
@@ -117,6 +116,17 @@ func (l *leases) holds(h held, now time.Time, s int64) bool {
 	return s >= h.from && s <= h.to && now.Before(l.end(h.to).Add(-l.spare()-l.margin()))
 }
 
+// window is how long a claim made at now lets the relay start publishing:
+// until the end of its slot, or of the next one, which a claim late in a
+// slot takes too (see claim), less spare and margin.
+func (l *leases) window(now time.Time) time.Duration {
+	s := l.slot(now)
+	if now.After(l.end(s).Add(-2 * l.d / 3)) {
+		s++
+	}
+	return max(l.end(s).Add(-l.spare()-l.margin()).Sub(now), 0)
+}
+
 // valid reports whether the relay may start a publish for key now.
 func (l *leases) valid(key string) bool {
 	l.mu.Lock()
@@ -126,35 +136,45 @@ func (l *leases) valid(key string) bool {
 	return ok && l.holds(h, now, l.slot(now))
 }
 
-// claim claims keys for the current slot and, in its last two thirds,
-// the next slot of those it then holds; it returns those the relay holds
-// now. Only the holder of a document's current slot claims its next one,
-// so that no relay takes the next slot of a document another works on,
-// which would end the other's work there.
-func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, error) {
+// claim claims keys, read at read, for the current slot and, in its last
+// two thirds, the next slot of those it then holds; it returns those the
+// relay holds now. Only the holder of a document's current slot claims
+// its next one, so that no relay takes the next slot of a document
+// another works on, which would end the other's work there. A document
+// read in the slot before the current one is claimed for that slot too,
+// in the same write: had another relay held it then, it could have
+// delivered from it after the read, and what was read would be stale; the
+// server then refuses that lease, and the relay leaves the document. The
+// caller reads again what was read two slots ago or earlier.
+func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (map[string]bool, error) {
 	now := l.clock.Now()
-	s := l.slot(now)
+	s, rs := l.slot(now), l.slot(read)
 	var wants []want
 	l.mu.Lock()
 	for _, k := range keys {
-		if h, ok := l.held[k]; !ok || h.to < s {
-			wants = append(wants, want{k, s})
+		h, ok := l.held[k.key]
+		if t, other := l.taken[k.key]; (ok && h.to >= s) || (other && t.slot >= s) {
+			continue
 		}
+		if rs == s-1 && (!ok || h.to < rs) {
+			wants = append(wants, want{k.key, k.id, rs})
+		}
+		wants = append(wants, want{k.key, k.id, s})
 	}
 	l.mu.Unlock()
-	if err := l.insert(ctx, wants); err != nil {
+	if err := l.insert(ctx, wants, false, s); err != nil {
 		return nil, err
 	}
 	if now.After(l.end(s).Add(-2 * l.d / 3)) {
 		wants = wants[:0]
 		l.mu.Lock()
 		for _, k := range keys {
-			if h, ok := l.held[k]; ok && h.to == s {
-				wants = append(wants, want{k, s + 1})
+			if h, ok := l.held[k.key]; ok && h.to == s {
+				wants = append(wants, want{k.key, k.id, s + 1})
 			}
 		}
 		l.mu.Unlock()
-		if err := l.insert(ctx, wants); err != nil {
+		if err := l.insert(ctx, wants, true, s); err != nil {
 			return nil, err
 		}
 	}
@@ -162,8 +182,8 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 	defer l.mu.Unlock()
 	out := map[string]bool{}
 	for _, k := range keys {
-		if h, ok := l.held[k]; ok && l.holds(h, now, s) {
-			out[k] = true
+		if h, ok := l.held[k.key]; ok && l.holds(h, now, s) {
+			out[k.key] = true
 		}
 	}
 	return out, nil
@@ -172,50 +192,8 @@ func (l *leases) claim(ctx context.Context, keys []string) (map[string]bool, err
 // want is a slot of a document a relay claims.
 type want struct {
 	key  string
+	id   any
 	slot int64
-}
-
-// insert inserts the leases of wants in one write, and records those the
-// relay got (the others are held by other relays).
-func (l *leases) insert(ctx context.Context, wants []want) error {
-	if len(wants) == 0 {
-		return nil
-	}
-	got := make([]bool, len(wants))
-	docs := make([]any, len(wants))
-	for i, w := range wants {
-		docs[i] = leaseDoc{ID: w.key + "@" + strconv.FormatInt(w.slot, 10), By: l.by, Until: date(l.end(w.slot))}
-		got[i] = true
-	}
-	_, err := l.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	var bwe mongo.BulkWriteException
-	switch {
-	case errors.As(err, &bwe) && bwe.WriteConcernError == nil:
-		for _, we := range bwe.WriteErrors {
-			if !mongo.IsDuplicateKeyError(we) {
-				return fmt.Errorf("claiming leases: %w", err)
-			}
-			got[we.Index] = false
-		}
-	case err != nil:
-		return fmt.Errorf("claiming leases: %w", err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, w := range wants {
-		if !got[i] {
-			continue
-		}
-		h, ok := l.held[w.key]
-		switch {
-		case !ok || h.to < w.slot-1:
-			h = held{from: w.slot, to: w.slot}
-		case w.slot > h.to:
-			h.to = w.slot
-		}
-		l.held[w.key] = h
-	}
-	return nil
 }
 
 // renew claims the next slot of those of keys the relay holds now, so
@@ -225,12 +203,12 @@ func (l *leases) insert(ctx context.Context, wants []want) error {
 // have worked on its document meanwhile, so what the relay read of it is
 // stale; a later read claims it afresh. It reports whether the relay may
 // start a publish for each key now.
-func (l *leases) renew(ctx context.Context, keys []string) (map[string]bool, error) {
+func (l *leases) renew(ctx context.Context, keys []leaseKey) (map[string]bool, error) {
 	s := l.slot(l.clock.Now())
 	l.mu.Lock()
-	var held []string
+	var held []leaseKey
 	for _, k := range keys {
-		if h, ok := l.held[k]; ok && h.to >= s {
+		if h, ok := l.held[k.key]; ok && h.to >= s {
 			held = append(held, k)
 		}
 	}
@@ -238,12 +216,18 @@ func (l *leases) renew(ctx context.Context, keys []string) (map[string]bool, err
 	if len(held) == 0 {
 		return map[string]bool{}, nil
 	}
-	return l.claim(ctx, held)
+	return l.claim(ctx, held, l.clock.Now())
 }
 
-// prune forgets expired leases and, once per lease duration, deletes the
-// relay's and others' lease documents of slots long past, which no relay
-// inserts again.
+// pruneEvery is how many lease durations pass between two deletions of
+// old lease documents by one relay: each is a write that, on FerretDB,
+// scans every lease, while relays that share a backlog wait on the
+// server's one writer.
+const pruneEvery = 10
+
+// prune forgets expired leases and, once every pruneEvery lease
+// durations, deletes the relay's and others' lease documents of slots
+// long past, which no relay inserts again.
 func (l *leases) prune(ctx context.Context) {
 	now := l.clock.Now()
 	s := l.slot(now)
@@ -253,7 +237,12 @@ func (l *leases) prune(ctx context.Context) {
 			delete(l.held, k)
 		}
 	}
-	due := now.Sub(l.lastPrune) >= l.d
+	for k, t := range l.taken {
+		if t.slot < s {
+			delete(l.taken, k)
+		}
+	}
+	due := now.Sub(l.lastPrune) >= pruneEvery*l.d
 	if due {
 		l.lastPrune = now
 	}

@@ -5,6 +5,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -24,7 +25,9 @@ type Message struct {
 }
 
 // Publisher delivers messages to a broker. Publish must return only once the
-// broker has the message; an error makes the relay retry it later. Its
+// broker has the message; an error makes the relay retry it later, unless
+// it matches ErrUndeliverable or ErrDataNotJSON, which no attempt can
+// overcome: then the message moves to DeadLetters at once. Its
 // context ends when the relay's lease on the document would no longer
 // cover the removal of what it published; the relay stops waiting then,
 // counts a failed attempt and goes on with other documents, so a Publish
@@ -34,6 +37,12 @@ type Message struct {
 type Publisher interface {
 	Publish(ctx context.Context, m Message) error
 }
+
+// ErrUndeliverable is what a Publisher's error wraps, for errors.Is, when
+// no attempt can deliver the message (the broker refuses it for what it
+// holds, not for the broker's state): the relay moves it to DeadLetters
+// at its first failure instead of retrying it WithMaxAttempts times.
+var ErrUndeliverable = errors.New("outbox: the message cannot be delivered")
 
 // PublisherFunc adapts a function to a Publisher, as http.HandlerFunc does.
 type PublisherFunc func(ctx context.Context, m Message) error

@@ -16,7 +16,8 @@ import (
 )
 
 // DeadLetters is the collection, in the relay's database, that holds each
-// message that failed WithMaxAttempts times: the message, its last error
+// message that failed WithMaxAttempts times, or once with an error no
+// attempt can overcome (see Publisher): the message, its last error
 // and its attempts, under the message's ID. A relay counts it (Stats) and
 // logs each message it moves there.
 const DeadLetters = "outbox_dead"
@@ -79,8 +80,9 @@ func WithBackoff(f func(attempt int) time.Duration) RelayOption {
 // nothing to deliver; the default is one second.
 func WithPollInterval(d time.Duration) RelayOption { return func(c *relayConfig) { c.poll = d } }
 
-// WithBatch sets how many documents a relay reads and claims at once; the
-// default is 100.
+// WithBatch sets how many documents a relay reads at once, and claims at
+// most at once; the default is 100. It claims them in chunks of as many as
+// it delivers, at its measured pace, within the lease a claim gives it.
 func WithBatch(n int) RelayOption { return func(c *relayConfig) { c.batch = n } }
 
 // WithLogger logs what the relay does not return as an error: dead
@@ -148,6 +150,7 @@ type Relay struct {
 	pending, oldest, lastPending, counted       atomic.Int64 // the last count of undelivered events, unix milliseconds of the oldest, unix nanoseconds of the last try and of the count
 	hung                                        atomic.Int64 // publishes abandoned at their deadline that have not returned
 	running                                     atomic.Int64 // publishes started that have not returned, hung ones included
+	pace                                        atomic.Int64 // nanoseconds per document delivered, a moving average (see measure)
 }
 
 // NewRelay returns a relay that delivers the events stored in db's
