@@ -163,16 +163,51 @@ func nameRune(r rune) bool {
 	return r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }
 
-// keepStored drops policy fields shadowed by a shallower field of the
-// same BSON name, as check does for auto fields.
-func (s *Schema) keepStored() {
-	var kept []PolicyField
+// keepStored refuses a policy field shadowed by a shallower field of the
+// same BSON name, which the driver stores instead: the policy would never
+// see the field its tag names.
+func (s *Schema) keepStored() error {
 	for _, p := range s.Policies {
-		if s.has(p.Field) {
-			kept = append(kept, p)
+		if !s.has(p.Field) {
+			return s.tagErr(p.Name, p.Tag, shadowed(p.BSON))
 		}
 	}
-	s.Policies = kept
+	return nil
+}
+
+// shadowErr is keepStored's error for f (sf its struct field), a policy
+// field that a field walked before it shadows.
+func (s *Schema) shadowErr(f Field, sf reflect.StructField) error {
+	tag, _ := sf.Tag.Lookup("policy")
+	return s.tagErr(f.Name, `policy:"`+tag+`"`, shadowed(f.BSON))
+}
+
+// shadowed is the reason a shadowed policy field of key is refused.
+func shadowed(key string) string {
+	return "a shallower field of the same BSON name " + key + " shadows the field, and is stored instead, so its policy tag would govern nothing: tag the field that is stored"
+}
+
+// holdsTags reports whether struct st, or a struct it inlines, has a
+// field with a policy, auto, audit or index tag.
+func holdsTags(st reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[st] {
+		return false
+	}
+	seen[st] = true
+	for i := 0; i < st.NumField(); i++ {
+		sf := st.Field(i)
+		if _, ok := sf.Tag.Lookup("policy"); ok || hasMetaTag(sf) {
+			return true
+		}
+		t := sf.Type
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Struct && bsonTag(sf).inline && holdsTags(t, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // NeedsPolicy is implemented by models that need a policy to give them

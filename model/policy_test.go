@@ -28,16 +28,11 @@ func TestPolicyTagsIncludeWhatTheModelNeeds(t *testing.T) {
 }
 
 // TestPolicyFields: model records, per policy name, the fields and their
-// options, for any name (it knows none), and drops a field a shallower
-// one of the same BSON name shadows.
+// options, for any name (it knows none).
 func TestPolicyFields(t *testing.T) {
-	type Inner struct {
-		Region string `bson:"region" policy:"region,strict"`
-	}
 	type anyPolicy struct {
 		mgm.DefaultModel `bson:",inline"`
-		Inner            `bson:",inline"`
-		Region           string `bson:"region"` // shadows Inner.Region
+		Region           string `bson:"region"`
 		Home             string `bson:"home" policy:"region,home,k=v"`
 		Team             string `bson:"team" policy:"team"`
 		Owner            string `bson:"owner" policy:"team"`
@@ -46,7 +41,7 @@ func TestPolicyFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"region", "team"}, s.PolicyTags())
 	region := s.Policy("region")
-	require.Len(t, region, 1, "Inner.Region is shadowed")
+	require.Len(t, region, 1)
 	assert.Equal(t, "home", region[0].BSON)
 	assert.Equal(t, []string{"home", "k=v"}, region[0].Options)
 	assert.True(t, region[0].Has("home"))
@@ -97,6 +92,23 @@ func TestPolicyTagErrors(t *testing.T) {
 		mgm.DefaultModel `bson:",inline"`
 		X                string `bson:"-" policy:"tenant"`
 	}
+	type Inner struct {
+		Region string `bson:"region" policy:"region"`
+	}
+	type shadowedFirst struct { // the driver stores Region, not Inner.Region
+		mgm.DefaultModel `bson:",inline"`
+		Inner            `bson:",inline"`
+		Region           string `bson:"region"`
+	}
+	type shadowedAfter struct {
+		mgm.DefaultModel `bson:",inline"`
+		Region           string `bson:"region"`
+		Inner            `bson:",inline"`
+	}
+	type byPointer struct { // the driver inlines *Inner's fields
+		mgm.DefaultModel `bson:",inline"`
+		*Inner           `bson:",inline"`
+	}
 	_ = unexported{}.x
 	for _, tc := range []struct {
 		t    reflect.Type
@@ -110,6 +122,9 @@ func TestPolicyTagErrors(t *testing.T) {
 		{reflect.TypeFor[*optionTwice](), `option "eq" given twice`},
 		{reflect.TypeFor[*unexported](), "unexported"},
 		{reflect.TypeFor[*skipped](), `bson:"-"`},
+		{reflect.TypeFor[*shadowedFirst](), "shadows the field"},
+		{reflect.TypeFor[*shadowedAfter](), "shadows the field"},
+		{reflect.TypeFor[*byPointer](), "inline pointer"},
 	} {
 		_, err := model.Of(tc.t)
 		require.ErrorIs(t, err, model.ErrInvalidTag, tc.t.String())

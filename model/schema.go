@@ -148,6 +148,9 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 			}
 			continue
 		}
+		if tags.inline && sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct && holdsTags(sf.Type.Elem(), map[reflect.Type]bool{}) {
+			return s.tagErr(sf.Name, string(sf.Tag), "an inline pointer to a struct whose fields have auto, audit, policy or index tags, which would go unseen: inline the struct by value")
+		}
 		if tags.inline && sf.Type.Kind() == reflect.Struct {
 			if tagged {
 				return s.tagErr(sf.Name, string(sf.Tag), "an inline struct cannot be an auto, audit, policy or index field")
@@ -162,6 +165,9 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 		}
 		f := Field{Name: sf.Name, BSON: tags.name, Index: index, Type: sf.Type}
 		if s.dominated(f) {
+			if hasPolicy {
+				return s.shadowErr(f, sf)
+			}
 			continue
 		}
 		s.Fields = append(s.Fields, f)
@@ -270,7 +276,9 @@ func (s *Schema) check() error {
 		autos = append(autos, a)
 	}
 	s.Auto = autos
-	s.keepStored()
+	if err := s.keepStored(); err != nil {
+		return err
+	}
 	for i := range s.Fields {
 		if s.Fields[i].BSON == "_id" {
 			s.ID = &s.Fields[i]
