@@ -1,0 +1,3 @@
+module github.com/mgmevents/mgmevents/mongov2
+
+go 1.26.0
