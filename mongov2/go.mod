@@ -1,3 +1,0 @@
-module github.com/mgmevents/mgmevents/mongov2
-
-go 1.26.0
