@@ -47,8 +47,7 @@ func (r *Repository[T]) bulkWrite(ctx context.Context, o *events.Operation, mode
 		if opt == nil {
 			continue
 		}
-		//lint:ignore SA1019 a deprecated option that is set is refused too, not ignored
-		if opt.BypassDocumentValidation != nil || opt.Comment != nil || opt.Let != nil || opt.BypassEmptyTsReplacement != nil {
+		if opt.BypassDocumentValidation != nil || opt.Comment != nil || opt.Let != nil || deprecatedBulkOptions(opt) {
 			return nil, r.wrap(method, fmt.Errorf("only the Ordered option is supported: each write model is sent as its single twin, which the others would not reach: %w", ErrInvalidArgument))
 		}
 		if opt.Ordered != nil {

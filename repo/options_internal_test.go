@@ -2,7 +2,6 @@ package repo
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -13,12 +12,11 @@ import (
 func TestCarryOptions(t *testing.T) {
 	c := &options.Collation{Locale: "fr"}
 	u := markOptions([]*options.FindOneAndDeleteOptions{
-		options.FindOneAndDelete().SetSort("first").SetMaxTime(time.Second),
+		options.FindOneAndDelete().SetSort("first").SetComment("first"),
 		nil,
 		options.FindOneAndDelete().SetSort("last").SetCollation(c).SetProjection("p").SetHint("h").SetComment("x"),
 	})
 	assert.Equal(t, "last", u.Sort)
-	assert.Equal(t, time.Second, *u.MaxTime)
 	assert.Same(t, c, u.Collation)
 	assert.Equal(t, "p", u.Projection)
 	assert.Equal(t, "h", u.Hint)

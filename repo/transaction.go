@@ -11,7 +11,6 @@ import (
 	"github.com/mgmevents/mgmevents/internal/serverinfo"
 	"go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
-	"go.mongodb.org/mongo-driver/x/mongo/driver/session"
 )
 
 // ErrNoTransactions is returned, wrapped, by Transaction on a server that
@@ -76,7 +75,7 @@ func Transaction(ctx context.Context, client *mongo.Client, fn func(ctx context.
 	if tx, _ := ctx.Value(txKey{}).(*txState); tx != nil {
 		return tx.join(ctx, client, fn)
 	}
-	if s := mongo.SessionFromContext(ctx); s != nil && clientSession(s).TransactionRunning() {
+	if s := mongo.SessionFromContext(ctx); s != nil && transactionRunning(s) {
 		return fmt.Errorf("repo: Transaction: the context carries a transaction that repo.Transaction did not start, whose commit its events could not wait for; run the body directly, or start the transaction with repo.Transaction: %w", ErrInvalidArgument)
 	}
 	sup, err := serverinfo.Transactions(ctx, client)
@@ -99,6 +98,7 @@ func run(ctx context.Context, client *mongo.Client, fn func(context.Context) err
 	defer sess.EndSession(context.WithoutCancel(ctx))
 	var held *async.Held
 	var tx *txState
+	var leftOpen bool // the last run of fn left its transaction for the driver to commit
 	_, err = sess.WithTransaction(ctx, func(sc mongo.SessionContext) (any, error) {
 		if held != nil { // a retry: the last run's events go with its transaction
 			held.Discard()
@@ -111,12 +111,13 @@ func run(ctx context.Context, client *mongo.Client, fn func(context.Context) err
 		if f := tx.failed.Load(); err == nil && f != nil {
 			err = fmt.Errorf("repo: a nested Transaction failed, so the whole transaction aborts: %w", *f)
 		}
+		leftOpen = err == nil && transactionRunning(sess)
 		return nil, err
 	}, opts...)
 	if tx != nil {
 		tx.ended.Store(true)
 	}
-	if err != nil || !committed(sess) {
+	if err != nil || !committed(sess, leftOpen) {
 		if held != nil {
 			held.Discard()
 		}
@@ -141,21 +142,4 @@ func (tx *txState) join(ctx context.Context, client *mongo.Client, fn func(conte
 		tx.failed.CompareAndSwap(nil, &err)
 	}
 	return err
-}
-
-// clientSession returns the driver's state of s, or nil. The driver gives
-// it only through XSession, deprecated as unstable; nothing else tells a
-// commit from an abort by the body, or a transaction in progress.
-func clientSession(s mongo.Session) *session.Client {
-	x, ok := s.(mongo.XSession) //lint:ignore SA1019 the only way to read the transaction's state
-	if !ok {
-		return nil
-	}
-	return x.ClientSession()
-}
-
-// committed reports whether sess's last transaction committed.
-func committed(sess mongo.Session) bool {
-	c := clientSession(sess)
-	return c != nil && c.TransactionCommitted()
 }
