@@ -128,10 +128,10 @@ func (f *file) calleeName(c *ast.CallExpr) string {
 // chain describes an expression that builds options: a constructor
 // (options.Find()) or a setter call on options, and what it starts from.
 type chain struct {
-	root   ast.Expr       // the constructor call, or the struct the setters start from
-	ctor   *ast.CallExpr  // the constructor call, when root is one
-	name   string         // the v1 option struct
-	setter *ast.CallExpr  // the outermost call
+	root   ast.Expr      // the constructor call, or the struct the setters start from
+	ctor   *ast.CallExpr // the constructor call, when root is one
+	name   string        // the v1 option struct
+	setter *ast.CallExpr // the outermost call
 }
 
 // chainOf returns the chain e is, if it is one.
