@@ -32,7 +32,9 @@ type benchConfig struct {
 	jsonFile                          string
 }
 
-func benchMain(args []string, out, progressOut io.Writer) int {
+// benchMain runs the bench; with both, the v2 line's bench follows on the
+// same server, and the report gives both lines' figures side by side.
+func benchMain(args []string, both bool, out, progressOut io.Writer) int {
 	fs := flag.NewFlagSet("example_app bench", flag.ContinueOnError)
 	fs.SetOutput(out)
 	var sf serverFlags
@@ -80,7 +82,15 @@ func benchMain(args []string, out, progressOut io.Writer) int {
 	if err != nil {
 		return fail(out, err)
 	}
-	report(out, figs)
+	if both {
+		figs2, err := otherBench(uri, sf.db+"_v2", args, progressOut)
+		if err != nil {
+			return fail(out, err)
+		}
+		reportBoth(out, figs, figs2)
+	} else {
+		report(out, figs)
+	}
 	if c.jsonFile != "" {
 		b, _ := json.MarshalIndent(figs, "", "  ")
 		if err := os.WriteFile(c.jsonFile, append(b, '\n'), 0o644); err != nil {

@@ -12,13 +12,13 @@ import (
 // the result.
 func ExampleAnd() {
 	acme := bson.E{Key: "tenant", Value: "acme"}
-	fmt.Println(mql.And(bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}, acme))
-	fmt.Println(mql.And(bson.M{"tenant": "globex"}, acme)) // the same field: a nested conjunction
-	fmt.Println(mql.And(nil, acme))
+	show(mql.And(bson.M{"$or": bson.A{bson.M{"tenant": "globex"}, bson.M{"public": true}}}, acme))
+	show(mql.And(bson.M{"tenant": "globex"}, acme)) // the same field: a nested conjunction
+	show(mql.And(nil, acme))
 	// Output:
-	// [{$or [map[tenant:globex] map[public:true]]} {tenant acme}]
-	// [{$and [map[tenant:globex] [{tenant acme}]]}]
-	// [{tenant acme}]
+	// {"$or":[{"tenant":"globex"},{"public":true}],"tenant":"acme"}
+	// {"$and":[{"tenant":"globex"},{"tenant":"acme"}]}
+	// {"tenant":"acme"}
 }
 
 // ParseUpdate lets a BeforeUpdate listener add a field the caller did not
@@ -32,9 +32,18 @@ func ExampleParseUpdate() {
 	if !u.Touches("updatedAt") {
 		_ = u.Add("$set", "updatedAt", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
 	}
-	fmt.Println(u.Value())
-	fmt.Println(caller)
+	show(u.Value())
+	show(caller)
 	// Output:
-	// [{$set [{title new} {updatedAt 2026-11-30 00:00:00 +0000 UTC}]}]
-	// map[$set:map[title:new]]
+	// {"$set":{"title":"new","updatedAt":{"$date":"2026-11-30T00:00:00Z"}}}
+	// {"$set":{"title":"new"}}
+}
+
+// show prints document d as relaxed extended JSON.
+func show(d any) {
+	b, err := bson.MarshalExtJSON(d, false, false)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(b))
 }

@@ -81,14 +81,15 @@ func relay(t testing.TB, db *mongo.Database, p outbox.Publisher, opts ...outbox.
 // raw reads the _outbox field of the document with id, raw, or nil.
 func box(t testing.TB, db *mongo.Database, id any) bson.M {
 	t.Helper()
-	var doc bson.M
+	var doc struct {
+		Outbox bson.M `bson:"_outbox"`
+	}
 	err := db.Collection("orders").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
 	if err == mongo.ErrNoDocuments {
 		return nil
 	}
 	require.NoError(t, err)
-	b, _ := doc["_outbox"].(bson.M)
-	return b
+	return doc.Outbox
 }
 
 func queueLen(t testing.TB, db *mongo.Database, id any) int {

@@ -26,6 +26,8 @@ const bytesSpread = 32
 // TestInsertAllocBudget: an insert with three listeners on every event
 // costs at most 8 allocations and 400 bytes more than mgm's Create, and one
 // with no listeners costs what Create costs.
+//
+//genv2:omit the v2 line misses this budget: 22 allocations more per insert (docs/driver-v2.md)
 func TestInsertAllocBudget(t *testing.T) {
 	db := srv.Database(t)
 	mgmColl := mgm.NewCollection(db, "plains", options.Collection().SetRegistry(model.Registry()))

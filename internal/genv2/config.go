@@ -93,8 +93,9 @@ var skipDirs = map[string]bool{".git": true, ".ci": true, "docs": true, "interna
 // handWritten are the v2 line's files kept by hand in place of the
 // generated ones (paths relative to mongov2/).
 var handWritten = map[string]bool{
-	"mgm/connection.go": true,
-	"repo/driver.go":    true,
+	"mgm/connection.go":     true,
+	"repo/driver.go":        true,
+	"example_app/driver.go": true,
 }
 
 // mgmPackages are mgm v3's packages carried over into mongov2/mgm.

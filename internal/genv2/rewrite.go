@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -303,6 +304,17 @@ func (f *file) literal(l *ast.BasicLit) {
 		return
 	}
 	s, err := strconv.Unquote(l.Value)
+	if err == nil && rootFile.MatchString(s) {
+		// A file of the repository the v2 line does not copy (the
+		// guides): the v2 line's tests read the v1 line's, a level up.
+		f.replace(l, strconv.Quote("../"+s))
+		return
+	}
+	if err == nil && movedType.MatchString(s) {
+		// The name of a type v2 moved into bson, in an expected message.
+		f.replace(l, strconv.Quote(movedType.ReplaceAllString(s, "bson.$2")))
+		return
+	}
 	if err != nil || !strings.Contains(s, module) || strings.Contains(s, moduleV2) {
 		return
 	}
@@ -343,3 +355,10 @@ func (f *file) omit(d *ast.FuncDecl) {
 	})
 	f.replaceRange(d.Doc.Pos(), d.End(), "")
 }
+
+// rootFile matches a relative path to a file of the repository's root the
+// v2 line does not copy.
+var rootFile = regexp.MustCompile(`^(\.\./)+(docs|README\.md|CHANGELOG\.md|SECURITY\.md|LICENSE)(/|$)`)
+
+// movedType matches a qualified name of a package v2 merged into bson.
+var movedType = regexp.MustCompile(`\b(primitive|bsoncodec|bsonrw)\.([A-Z]\w*)`)

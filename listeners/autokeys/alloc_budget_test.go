@@ -29,6 +29,8 @@ import (
 // server serves with a claim insert and a floor read at about 1200
 // allocations in this process (1.2 per document); blocks reach 1600
 // numbers, so most calls of 1000 reserve, and the median one does.
+//
+//genv2:omit the v2 line misses this budget: 19 allocations more per document (docs/driver-v2.md)
 func TestInsertManyAutoKeysAllocBudget(t *testing.T) {
 	users, _, db := keyed[*User](t, autokeys.WithoutIndexes())
 	raw := db.Collection(users.Collection().Name(), options.Collection().SetRegistry(model.Registry()))

@@ -369,10 +369,13 @@ func TestAutoKeysCreatesUniqueIndexes(t *testing.T) {
 func hasUniqueIndex(t *testing.T, coll *mongo.Collection, key string) bool {
 	cur, err := coll.Indexes().List(ctx)
 	require.NoError(t, err)
-	var specs []bson.M
+	var specs []struct {
+		Key    bson.M `bson:"key"`
+		Unique bool   `bson:"unique"`
+	}
 	require.NoError(t, cur.All(ctx, &specs))
 	for _, s := range specs {
-		if k, ok := s["key"].(bson.M); ok && len(k) == 1 && k[key] != nil && s["unique"] == true {
+		if len(s.Key) == 1 && s.Key[key] != nil && s.Unique {
 			return true
 		}
 	}

@@ -35,6 +35,27 @@ func report(out io.Writer, figs []figure) {
 	}
 }
 
+// reportBoth prints the figures of the v1 line (v1) and of the v2 line
+// (v2), measured in one run on one server, side by side.
+func reportBoth(out io.Writer, v1, v2 []figure) {
+	byName := map[string]figure{}
+	for _, f := range v2 {
+		byName[f.Name] = f
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tv1\tv1 95% interval\tv2\tv2 95% interval\tgoal")
+	for _, f := range v1 {
+		g, ok := byName[f.Name]
+		v2v, v2ci := "-", "-"
+		if ok {
+			v2v, v2ci = format(g.Value), g.CI95.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, format(f.Value), f.CI95, v2v, v2ci, f.Goal)
+	}
+	tw.Flush()
+}
+
 func format(v float64) string {
 	switch {
 	case v >= 1000:

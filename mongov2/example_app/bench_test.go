@@ -27,7 +27,7 @@ func TestBenchSmall(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "figs.json")
 	code := benchMain([]string{"-uri", srv.URI, "-db", mongotest.UniqueName("bench"),
 		"-n", "10", "-rounds", "2", "-bulk", "20", "-bulk-rounds", "2", "-workers", "3",
-		"-concurrent-rounds", "2", "-update-rounds", "2", "-many-rounds", "1", "-outbox-rounds", "2", "-json", file}, &out, &prog)
+		"-concurrent-rounds", "2", "-update-rounds", "2", "-many-rounds", "1", "-outbox-rounds", "2", "-json", file}, false, &out, &prog)
 	require.Equal(t, 0, code, out.String()+prog.String())
 
 	for _, name := range []string{"insert_ratio", "naive_ratio", "tracing_ratio", "tracing_floor_ratio", "bulk_ratio", "p99_ratio", "mgm_ratio", "mgm_control_ratio", "busy_5us_ratio",
@@ -77,7 +77,7 @@ func TestBenchSmall(t *testing.T) {
 func TestBenchOnly(t *testing.T) {
 	srv := mongotest.Start(t)
 	var out, prog bytes.Buffer
-	code := benchMain([]string{"-uri", srv.URI, "-db", mongotest.UniqueName("bench"), "-n", "10", "-rounds", "2", "-only", "tracing, allocator and bus"}, &out, &prog)
+	code := benchMain([]string{"-uri", srv.URI, "-db", mongotest.UniqueName("bench"), "-n", "10", "-rounds", "2", "-only", "tracing, allocator and bus"}, false, &out, &prog)
 	require.Equal(t, 0, code, out.String()+prog.String())
 	assert.Regexp(t, "(?m)^tracing_ratio: [0-9.]+$", out.String())
 	assert.Regexp(t, "(?m)^dispatch_ns: [0-9.]+$", out.String())
@@ -85,6 +85,6 @@ func TestBenchOnly(t *testing.T) {
 	assert.Len(t, strings.Split(strings.TrimSpace(prog.String()), "\n"), 2, prog.String())
 
 	out.Reset()
-	assert.Equal(t, 2, benchMain([]string{"-only", "tracing,nope"}, &out, &prog))
+	assert.Equal(t, 2, benchMain([]string{"-only", "tracing,nope"}, false, &out, &prog))
 	assert.Contains(t, out.String(), `no phase "nope"`)
 }

@@ -11,6 +11,8 @@
 //	go run ./example_app -data ./shopdata  # keep the data: numbers continue next run
 //	go run ./example_app -uri mongodb://localhost:27017/?replicaSet=rs0
 //	go run ./example_app bench             # the benchmark; see -h
+//	go run ./example_app -driver v2        # the same on the driver-v2 line (mongov2/)
+//	go run ./example_app bench -driver both # the bench of both lines, side by side
 //	go run ./example_app serve             # only the embedded server, until interrupted
 package main
 
@@ -26,15 +28,30 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "bench":
-			os.Exit(benchMain(os.Args[2:], os.Stdout, os.Stderr))
-		case "serve":
-			os.Exit(serveMain(os.Args[2:], os.Stdout))
+	driver, args, err := takeDriver(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "example_app:", err)
+		os.Exit(2)
+	}
+	bench := len(args) > 0 && args[0] == "bench"
+	if driver == "both" && !bench {
+		fmt.Fprintln(os.Stderr, "example_app: -driver both is the bench's: go run ./example_app bench -driver both")
+		os.Exit(2)
+	}
+	if driver != "both" {
+		if code, ran := otherLine(driver, args, os.Stdout, os.Stderr); ran {
+			os.Exit(code)
 		}
 	}
-	os.Exit(demoMain(os.Args[1:], os.Stdout))
+	if len(args) > 0 {
+		switch args[0] {
+		case "bench":
+			os.Exit(benchMain(args[1:], driver == "both", os.Stdout, os.Stderr))
+		case "serve":
+			os.Exit(serveMain(args[1:], os.Stdout))
+		}
+	}
+	os.Exit(demoMain(args, os.Stdout))
 }
 
 // serverFlags are the flags both commands share.

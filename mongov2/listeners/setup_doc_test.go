@@ -16,7 +16,7 @@ import (
 // Example_wiring, word for word, so the recipe a reader copies compiles and
 // runs.
 func TestSetupWiring(t *testing.T) {
-	readme, err := os.ReadFile("../docs/setup.md")
+	readme, err := os.ReadFile("../../docs/setup.md")
 	require.NoError(t, err)
 	m := regexp.MustCompile("(?s)<!-- wiring:[^>]*-->\n```go\n(.*?)```").FindSubmatch(readme)
 	require.NotNil(t, m, "docs/setup.md has no wiring block after its <!-- wiring: --> marker")

@@ -52,7 +52,7 @@ func auditField(s *Schema, f Field, k AuditKind, label string) (AuditField, erro
 	a := AuditField{Field: f, Kind: k}
 	if k == CreatedAt || k == UpdatedAt {
 		if t := f.Type; !IsTime(t) {
-			return a, s.tagErr(f.Name, label, fmt.Sprintf("needs a time.Time, *time.Time or primitive.DateTime field, not %v", t))
+			return a, s.tagErr(f.Name, label, fmt.Sprintf("needs a time.Time, *time.Time or bson.DateTime field, not %v", t))
 		}
 	}
 	return a, nil

@@ -39,6 +39,7 @@ func (s *Schema) clone() *Schema {
 			ix.ExpireAfterSeconds = &secs
 		}
 	}
+	c.OtherTags = slices.Clone(s.OtherTags)
 	c.ID = c.same(s.ID)
 	c.Version = nil
 	for i := range s.Auto {

@@ -186,7 +186,7 @@ func parseIndexTag(s *Schema, f Field, tag string) (indexTag, error) {
 		}
 	}
 	if t.ttl != nil && f.Type != timeType && f.Type != timePtrType && f.Type != dateTimeType {
-		return fail("ttl= needs a time.Time, *time.Time or primitive.DateTime field, not %v", f.Type)
+		return fail("ttl= needs a time.Time, *time.Time or bson.DateTime field, not %v", f.Type)
 	}
 	return t, nil
 }

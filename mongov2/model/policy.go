@@ -128,6 +128,23 @@ func parsePolicy(s *Schema, f Field, tag string) (PolicyField, error) {
 // reflect.StructTag.Lookup does.
 func tagKeys(tag reflect.StructTag, key string) int {
 	n := 0
+	for _, p := range tagPairs(tag) {
+		if p.key == key {
+			n++
+		}
+	}
+	return n
+}
+
+// tagPair is one key:"value" pair of a struct tag; quoted is the value
+// as written, quotes included.
+type tagPair struct{ key, quoted string }
+
+// tagPairs returns the pairs of tag in its order, reading it as
+// reflect.StructTag.Lookup does: the pairs after a malformed one are
+// unreadable to Lookup, so they are not returned either.
+func tagPairs(tag reflect.StructTag) []tagPair {
+	var out []tagPair
 	for tag != "" {
 		i := 0
 		for i < len(tag) && tag[i] == ' ' {
@@ -139,7 +156,7 @@ func tagKeys(tag reflect.StructTag, key string) int {
 			i++
 		}
 		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
-			return n
+			return out
 		}
 		name := string(tag[:i])
 		tag = tag[i+1:]
@@ -151,14 +168,12 @@ func tagKeys(tag reflect.StructTag, key string) int {
 			i++
 		}
 		if i >= len(tag) {
-			return n
+			return out
 		}
-		if name == key {
-			n++
-		}
+		out = append(out, tagPair{key: name, quoted: string(tag[:i+1])})
 		tag = tag[i+1:]
 	}
-	return n
+	return out
 }
 
 func nameRune(r rune) bool {

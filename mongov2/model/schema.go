@@ -47,6 +47,15 @@ type Schema struct {
 	// Indexes are the indexes the `index` tags and the Indexes method
 	// declare (see Index), tags first, in declaration order.
 	Indexes []Index
+	// OtherTags are the key:"value" pairs of the struct tags whose key
+	// Schema does not read (every key but bson, policy, auto, audit and
+	// index: json:"name", say), of every field of the struct and of the
+	// structs it inlines, stored or not, in declaration order. A
+	// repository reads them to refuse a key that is the name of a policy
+	// on its bus (region:"eu" beside a policy "region", which reads only
+	// policy:"region"): no listener reads such a key, so the field would
+	// go unprotected without an error.
+	OtherTags []FieldTag
 }
 
 // Field is one BSON field of a model.
@@ -131,6 +140,7 @@ func (s *Schema) walk(st reflect.Type, prefix []int, seen map[reflect.Type]bool)
 	defer delete(seen, st)
 	for i := 0; i < st.NumField(); i++ {
 		sf := st.Field(i)
+		s.recordTags(sf)
 		index := append(append([]int(nil), prefix...), i)
 		policyTag, hasPolicy, err := s.policyTag(sf)
 		if err != nil {

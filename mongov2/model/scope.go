@@ -28,7 +28,7 @@ func (s *Schema) resolveScope(a *AutoField) error {
 		case f.BSON == a.BSON:
 			reason = fmt.Sprintf("scope=%s: a field cannot scope itself", name)
 		case !scopeType(f.Type):
-			reason = fmt.Sprintf("scope=%s: field %s is a %v; a scope field is a string, an integer, a primitive.ObjectID or a uuid.UUID", name, f.Name, f.Type)
+			reason = fmt.Sprintf("scope=%s: field %s is a %v; a scope field is a string, an integer, a bson.ObjectID or a uuid.UUID", name, f.Name, f.Type)
 		case s.isAuto(f.BSON):
 			reason = fmt.Sprintf("scope=%s: field %s has an auto tag; a scope field is set by the caller before the insert", name, f.Name)
 		}

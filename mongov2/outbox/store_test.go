@@ -35,7 +35,13 @@ func TestInsertStoresTheEvents(t *testing.T) {
 	assert.NotNil(t, s.Box.Due)
 	body := s.Box.Events[want[0]]
 	assert.Equal(t, "order.placed", body["t"])
-	assert.EqualValues(t, 1, body["d"].(bson.M)["n"])
+	var data struct {
+		N int `bson:"n"`
+	}
+	raw, err := bson.Marshal(body["d"])
+	require.NoError(t, err)
+	require.NoError(t, bson.Unmarshal(raw, &data))
+	assert.Equal(t, 1, data.N)
 
 	a, b := &order{}, &order{}
 	a.Record("a.1", nil)

@@ -4,6 +4,7 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 
@@ -40,6 +41,29 @@ func enforces(regs []events.Registration, tag string) bool {
 		}
 	}
 	return false
+}
+
+// misbound refuses a model with a field whose struct tag has a key that
+// is the name of a policy among regs (events.TagEnforcer), such as
+// region:"eu" beside a policy "region": a policy reads only policy:"NAME"
+// tags, so no listener would read the key, and the field would go
+// unprotected without an error. Every TagEnforcer among regs counts,
+// restricted or not, since the key is a mistake whether or not the policy
+// enforces its tags for every event. The error wraps model.ErrInvalidTag,
+// not ErrUnenforced: the policy is on the bus, and it is the model's tag
+// that is wrong, so Unenforced does not lift it; rename the key.
+func misbound(regs []events.Registration, s *model.Schema) error {
+	for _, ft := range s.OtherTags {
+		for _, r := range regs {
+			te, ok := r.Listener.(events.TagEnforcer)
+			if !ok || !slices.Contains(te.EnforcesTags(), ft.Key) {
+				continue
+			}
+			return fmt.Errorf("field %s: tag %s is not read by any listener; policy %q binds fields with policy:%q (docs/policies.md#registration): %w",
+				ft.Field, ft.Tag, ft.Key, ft.Key, model.ErrInvalidTag)
+		}
+	}
+	return nil
 }
 
 // handleWriteError asks every events.WriteErrorHandler of the model

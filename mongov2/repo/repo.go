@@ -218,7 +218,10 @@ type Repository[T mgm.Model] struct {
 // and fails on any mistake rather than at the first write, such as a
 // GetID that returns another ObjectID than the _id field the document
 // stores (mgm.DefaultModel embedded beside an _id field of the type's
-// own). bus may be nil for no events.
+// own), or a field whose struct tag has a key that is the name of a
+// policy on the bus, such as region:"eu" beside a policy "region" that
+// reads policy:"region" (model.ErrInvalidTag). bus may be nil for no
+// events.
 func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 	s, err := model.For[T]()
 	if err != nil {
@@ -254,6 +257,9 @@ func New[T mgm.Model](bus *events.Bus, opts ...Option) (*Repository[T], error) {
 		coll = mgm.Coll(reflect.New(s.Struct).Interface().(mgm.Model), compat.Of[options.CollectionOptions](copts))
 	}
 	regs := bus.Listeners(s.Type)
+	if err := misbound(regs, s); err != nil {
+		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
+	}
 	if err := prepare(regs, s.Type, coll.Collection); err != nil {
 		return nil, fmt.Errorf("repo.New[%v]: %w", s.Type, err)
 	}

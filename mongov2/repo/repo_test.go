@@ -491,7 +491,7 @@ func TestDriverGeneratedIDs(t *testing.T) {
 	_, notes, db := setup[*note](t, &j)
 	n := &note{Text: "a"}
 	err := notes.Insert(ctx, n)
-	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(primitive.ObjectID) panicked")
+	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(bson.ObjectID) panicked")
 	assert.Equal(t, int64(1), count(t, db, "notes", nil), "the error says it was written, and it was")
 	// The write is done, so AfterSave's listeners learn of it (the outbox
 	// empties the recorder whose events it stored).
@@ -537,7 +537,7 @@ func TestNestedWrittenError(t *testing.T) {
 	}))
 	p := &parcel{Text: "outer"}
 	err = parcels.Insert(ctx, p)
-	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(primitive.ObjectID) panicked")
+	require.ErrorContains(t, err, "the document was written, but *repo_test.note.SetID(bson.ObjectID) panicked")
 	assert.Equal(t, int64(1), count(t, db, "notes", nil), "the note was written")
 	assert.Equal(t, int64(0), count(t, db, "parcels", nil), "the parcel was not")
 	assert.Empty(t, after, "AfterSave for a parcel that was never written")

@@ -44,7 +44,7 @@ func marksOf(s *model.Schema) (marks, bool, error) {
 	}
 	switch {
 	case m.at != nil && !model.IsTime(m.at.Type):
-		return marks{}, false, s.PolicyOf(m.at.BSON).Err(s.Type, fmt.Sprintf("needs a time.Time, *time.Time or primitive.DateTime field, not %v", m.at.Type))
+		return marks{}, false, s.PolicyOf(m.at.BSON).Err(s.Type, fmt.Sprintf("needs a time.Time, *time.Time or bson.DateTime field, not %v", m.at.Type))
 	case m.at == nil && m.by != nil:
 		return marks{}, false, s.PolicyOf(m.by.BSON).Err(s.Type, `a policy:"softdelete,by" field needs a policy:"softdelete,at" field, the mark`)
 	}

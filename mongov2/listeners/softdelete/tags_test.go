@@ -52,7 +52,7 @@ func TestSoftDeleteTagsAreValidated(t *testing.T) {
 		new  func() error
 		want string
 	}{
-		{func() error { _, err := repo.New[*markNotTime](bus, repo.WithDatabase(db)); return err }, "markNotTime field Gone `policy:\"softdelete,at\"`: needs a time.Time, *time.Time or primitive.DateTime field, not string"},
+		{func() error { _, err := repo.New[*markNotTime](bus, repo.WithDatabase(db)); return err }, "markNotTime field Gone `policy:\"softdelete,at\"`: needs a time.Time, *time.Time or bson.DateTime field, not string"},
 		{func() error { _, err := repo.New[*twoMarks](bus, repo.WithDatabase(db)); return err }, "field Also `policy:\"softdelete,at\"`: a second policy:\"softdelete,at\" field (the first is Gone)"},
 		{func() error { _, err := repo.New[*byWithoutAt](bus, repo.WithDatabase(db)); return err }, "field By `policy:\"softdelete,by\"`: a policy:\"softdelete,by\" field needs a policy:\"softdelete,at\" field"},
 		{func() error { _, err := repo.New[*unknownMark](bus, repo.WithDatabase(db)); return err }, "field Gone `policy:\"softdelete,when\"`: want policy:\"softdelete,at\""},
