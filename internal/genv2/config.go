@@ -88,7 +88,7 @@ func v2Option(name, fn string) string {
 func constructor(name string) string { return strings.TrimSuffix(name, "Options") }
 
 // skipDirs are the directories of the v1 tree not carried over.
-var skipDirs = map[string]bool{".git": true, ".ci": true, "docs": true, "internal/genv2": true, "mongov2": true, "example_app": false}
+var skipDirs = map[string]bool{".git": true, ".ci": true, "docs": true, "internal/genv2": true, "mongov2": true}
 
 // handWritten are the v2 line's files kept by hand in place of the
 // generated ones (paths relative to mongov2/).

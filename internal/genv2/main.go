@@ -95,7 +95,7 @@ func run(root string, check bool) error {
 				}
 				rel, from = filepath.ToSlash(r), filepath.ToSlash(r)
 			}
-			if skipped(rel) || mgm && false {
+			if skipped(rel) {
 				continue
 			}
 			// A test variant holds the package's files too: keep the
@@ -157,7 +157,7 @@ func run(root string, check bool) error {
 
 func skipped(rel string) bool {
 	for d := range skipDirs {
-		if skipDirs[d] && (rel == d || strings.HasPrefix(rel, d+"/")) {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
 			return true
 		}
 	}

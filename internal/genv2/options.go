@@ -160,7 +160,7 @@ func (f *file) chainOf(e ast.Expr) (chain, bool) {
 	return chain{root: sel.X, name: name, setter: c}, true
 }
 
-// optionArg rewrites e, an expression of a v1 options struct pointer, to
+// optionExpr rewrites e, an expression of a v1 options struct pointer, to
 // be a Lister of v2 option target in the v2 file (lister), or a struct
 // pointer (!lister).
 func (f *file) optionExpr(e ast.Expr, target string, lister bool) {

@@ -70,7 +70,7 @@ func (f *file) drop(id *ast.Ident) { f.uses[id.Name]-- }
 // use records that the rewritten file refers to package path as name.
 func (f *file) use(path, name string) { f.need[path] = name }
 
-// funcName returns the full name of the function or method call c calls.
+// callee returns the function or method call c calls, or nil.
 func (f *file) callee(c *ast.CallExpr) *types.Func {
 	if f.info == nil {
 		return nil
@@ -229,8 +229,6 @@ func (f *file) rewrite() {
 			f.call(n, parent, stack)
 		case *ast.AssignStmt:
 			f.noResult(n)
-		case *ast.ExprStmt:
-			f.noResultExpr(n)
 		case *ast.CompositeLit:
 			f.indexModel(n)
 		case *ast.BasicLit:

@@ -114,8 +114,6 @@ func (f *file) noResult(a *ast.AssignStmt) {
 	}
 }
 
-func (f *file) noResultExpr(*ast.ExprStmt) {}
-
 // marshalers rewrites the methods of bson's ValueMarshaler and
 // ValueUnmarshaler, whose type is a byte in v2.
 func (f *file) marshalers(d *ast.FuncDecl) {
