@@ -16,6 +16,9 @@ import (
 // mongov2 module beside this one, and the bench's -driver both runs its
 // bench after this one's, on the same server.
 
+// line is the driver line this example_app is of.
+const line = "v1"
+
 // otherLine runs the command for driver when another line's example_app
 // runs it, and reports whether it did.
 func otherLine(driver string, args []string, out, errOut io.Writer) (int, bool) {

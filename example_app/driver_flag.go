@@ -7,9 +7,10 @@ import (
 )
 
 // takeDriver removes -driver (v1, v2, or both for the bench) from args,
-// wherever it is, and returns its value, v1 by default.
+// wherever it is, and returns its value, by default the line this
+// example_app is of.
 func takeDriver(args []string) (string, []string, error) {
-	driver := "v1"
+	driver := line
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := strings.TrimPrefix(args[i], "-")

@@ -7,6 +7,9 @@ import (
 	"io"
 )
 
+// line is the driver line this example_app is of.
+const line = "v2"
+
 // otherLine runs the command for driver when another line's example_app
 // runs it, and reports whether it did: the v1 line runs from the
 // repository's root, which runs this one for -driver v2.
