@@ -14,7 +14,7 @@ import (
 // a builder chain the body keeps becomes a struct (compat.Struct).
 
 // optionParams rewrites the variadic option parameter of a function.
-func (f *file) optionParams(fn string, ft *ast.FuncType, body *ast.BlockStmt) {
+func (f *file) optionParams(fn string, ft *ast.FuncType, sig *types.Signature, body *ast.BlockStmt) {
 	if f.info == nil || ft.Params == nil || len(ft.Params.List) == 0 {
 		return
 	}
@@ -62,15 +62,15 @@ func (f *file) optionParams(fn string, ft *ast.FuncType, body *ast.BlockStmt) {
 	f.renamed[obj] = structs
 	f.use(compat, "compat")
 	f.use(driverV2+"/mongo/options", "options")
-	pro := "\n" + structs + ", " + perr + " := compat.Structs[options." + v2Option(name, "") + "](" + p + ")\nif " + perr + " != nil {\n" + f.failReturn(ft, perr) + "\n}\n"
+	pro := "\n" + structs + ", " + perr + " := compat.Structs[options." + v2Option(name, "") + "](" + p + ")\nif " + perr + " != nil {\n" + f.failReturn(ft, sig, perr) + "\n}\n"
 	f.insert(body.Lbrace+1, pro)
 }
 
 // failReturn returns the statement that returns err from a function of
 // type ft before its body runs.
-func (f *file) failReturn(ft *ast.FuncType, err string) string {
-	sig, _ := f.typeOf(ft).(*types.Signature)
+func (f *file) failReturn(ft *ast.FuncType, sig *types.Signature, err string) string {
 	if sig == nil {
+		f.errorf(ft, "no signature for a function that reads option Listers")
 		return "panic(" + err + ")"
 	}
 	res := sig.Results()

@@ -163,6 +163,9 @@ func (f *file) pkgTypes() *types.Package { return currentPkg }
 
 // zero returns an expression of t's zero value in the v2 file.
 func (f *file) zero(t types.Type) string {
+	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
+		return "*new(" + types.TypeString(t, f.qualifier) + ")"
+	}
 	switch u := t.Underlying().(type) {
 	case *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Signature, *types.Interface:
 		return "nil"
@@ -202,11 +205,13 @@ func (f *file) rewrite() {
 		switch n := n.(type) {
 		case *ast.FuncDecl:
 			f.marshalers(n)
-			if n.Body != nil {
-				f.optionParams(n.Name.Name, n.Type, n.Body)
+			if n.Body != nil && f.info != nil {
+				sig, _ := f.info.Defs[n.Name].Type().(*types.Signature)
+				f.optionParams(n.Name.Name, n.Type, sig, n.Body)
 			}
 		case *ast.FuncLit:
-			f.optionParams(enclosing(stack), n.Type, n.Body)
+			sig, _ := f.typeOf(n).(*types.Signature)
+			f.optionParams(enclosing(stack), n.Type, sig, n.Body)
 		case *ast.FuncType:
 			switch p := parent.(type) {
 			case *ast.FuncDecl, *ast.FuncLit:
@@ -215,9 +220,9 @@ func (f *file) rewrite() {
 				if len(p.Names) == 1 {
 					name = p.Names[0].Name
 				}
-				f.optionParams(name, n, nil)
+				f.optionParams(name, n, nil, nil)
 			default:
-				f.optionParams("", n, nil)
+				f.optionParams("", n, nil, nil)
 			}
 		case *ast.SelectorExpr:
 			f.selector(n, parent)

@@ -6,6 +6,7 @@
 package compat
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -31,7 +32,7 @@ func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 				continue
 			}
 			if err := f(t); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("the caller's %T: %w", *t, err)
 			}
 		}
 		out = append(out, convert[S](t))
