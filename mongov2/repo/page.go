@@ -158,37 +158,17 @@ func readPage[V any, T mgm.Model](ctx context.Context, r *Repository[T], o *even
 	return page, nil
 }
 
-// withSortFields returns proj with the top-level field of each sort key
-// kept, so that the page's last document holds its position: an
-// inclusion projection gains the fields it lacks, an exclusion projection
-// (what FindPageAs sends) loses its exclusions of them.
+// withSortFields returns proj, an exclusion projection (the one
+// FindPageAs sends: it leaves out the model's fields the DTO lacks),
+// without its exclusions of the top-level field of each sort key, so that
+// the page's last document holds its position.
 func withSortFields(proj, sort bson.D) bson.D {
 	tops := make([]string, 0, len(sort))
 	for _, e := range sort {
 		top, _, _ := strings.Cut(e.Key, ".")
 		tops = append(tops, top)
 	}
-	if excludes(proj) {
-		return slices.DeleteFunc(append(bson.D(nil), proj...), func(p bson.E) bool { return slices.Contains(tops, p.Key) })
-	}
-	out := append(bson.D(nil), proj...)
-	for _, top := range tops {
-		if !slices.ContainsFunc(out, func(p bson.E) bool { return p.Key == top }) {
-			out = append(out, bson.E{Key: top, Value: 1})
-		}
-	}
-	return out
-}
-
-// excludes reports whether proj, a projection the repository built, leaves
-// fields out (every value 0) rather than listing those it reads.
-func excludes(proj bson.D) bool {
-	for _, p := range proj {
-		if p.Value != 0 {
-			return false
-		}
-	}
-	return len(proj) > 0
+	return slices.DeleteFunc(append(bson.D(nil), proj...), func(p bson.E) bool { return slices.Contains(tops, p.Key) })
 }
 
 // pageOptions checks p and opts, and returns the total order and the
