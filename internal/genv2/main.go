@@ -310,6 +310,10 @@ func write(dir string, out map[string][]byte, check bool) error {
 	if check && len(stale) > 0 {
 		return fmt.Errorf("mongov2 is out of date; run `go run . -root ../..` in internal/genv2. Differs: %s", strings.Join(stale, ", "))
 	}
+	if check {
+		fmt.Printf("genv2: mongov2 is up to date (%d files)\n", len(out))
+		return nil
+	}
 	fmt.Printf("genv2: %d files, %d written\n", len(out), len(stale))
 	return nil
 }
