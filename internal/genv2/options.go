@@ -69,11 +69,22 @@ func (f *file) optionParams(fn string, ft *ast.FuncType, body *ast.BlockStmt) {
 // failReturn returns the statement that returns err from a function of
 // type ft before its body runs.
 func (f *file) failReturn(ft *ast.FuncType, err string) string {
-	sig, _ := f.typeOf(ft).(*types.Signature)
-	if sig == nil {
-		return "panic(" + err + ")"
+	// A declaration's FuncType is not an expression the type checker
+	// records: read the result types from its fields.
+	var vars []*types.Var
+	if ft.Results != nil {
+		for _, fl := range ft.Results.List {
+			t := f.typeOf(fl.Type)
+			if t == nil {
+				f.errorf(fl, "a result type the type checker did not record")
+				return "panic(" + err + ")"
+			}
+			for range max(1, len(fl.Names)) {
+				vars = append(vars, types.NewVar(fl.Pos(), nil, "", t))
+			}
+		}
 	}
-	res := sig.Results()
+	res := types.NewTuple(vars...)
 	if res.Len() == 0 {
 		f.errorf(ft, "a function without results reads option Listers; give it an error result or a hand-written v2 form")
 		return "panic(" + err + ")"

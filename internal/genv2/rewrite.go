@@ -163,6 +163,9 @@ func (f *file) pkgTypes() *types.Package { return currentPkg }
 
 // zero returns an expression of t's zero value in the v2 file.
 func (f *file) zero(t types.Type) string {
+	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
+		return "*new(" + types.TypeString(t, f.qualifier) + ")"
+	}
 	switch u := t.Underlying().(type) {
 	case *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Signature, *types.Interface:
 		return "nil"

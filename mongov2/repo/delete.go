@@ -217,7 +217,7 @@ func (r *Repository[T]) afterDelete(ctx context.Context, e *events.Event, n int6
 func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts ...options.Lister[options.FindOneAndDeleteOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneAndDeleteOptions](opts)
 	if optsErr != nil {
-		panic(optsErr)
+		return *new(T), optsErr
 	}
 
 	if o := r.operation("FindOneAndDelete", events.OpFindOneAndDelete); o != nil {

@@ -40,7 +40,7 @@ import (
 func FindAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, opts ...options.Lister[options.FindOptions]) ([]D, error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		panic(optsErr)
+		return nil, optsErr
 	}
 
 	if r == nil {

@@ -6,6 +6,7 @@
 package compat
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 
@@ -18,10 +19,11 @@ import (
 // returns them as structs of type S (the same type as T, or one with
 // fields of the same names, such as UpdateOneOptions for
 // UpdateManyOptions). A nil Lister is skipped. The Listers are read once,
-// so what the caller's code sees is what the driver is sent.
+// so what the caller's code sees is what the driver is sent. A setter's
+// error is returned, naming the Lister's position and type.
 func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 	out := make([]*S, 0, len(ls))
-	for _, l := range ls {
+	for i, l := range ls {
 		if isNil(l) {
 			continue
 		}
@@ -31,7 +33,7 @@ func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 				continue
 			}
 			if err := f(t); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("options %d (%T): %w", i, l, err)
 			}
 		}
 		out = append(out, convert[S](t))
