@@ -6,6 +6,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -18,7 +19,10 @@ import (
 // Structs applies each of ls, once, to an options struct of its own, and
 // returns them as structs of type S (the same type as T, or one with
 // fields of the same names, such as UpdateOneOptions for
-// UpdateManyOptions). A nil Lister is skipped. The Listers are read once,
+// UpdateManyOptions). A nil Lister is skipped. A Lister that sets
+// driver v2's internal options (package xoptions: "addCommandFields"
+// splices fields into the command, past every listener) is refused with
+// ErrInternalOptions. The Listers are read once,
 // so what the caller's code sees is what the driver is sent. A setter's
 // error is returned, naming the Lister's position and type.
 func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
@@ -36,9 +40,24 @@ func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 				return nil, fmt.Errorf("options %d (%T): %w", i, l, err)
 			}
 		}
+		if internal(t) {
+			return nil, fmt.Errorf("options %d (%T) set driver-internal options (xoptions), such as fields added to the command, which the repository's listeners cannot judge: %w", i, l, ErrInternalOptions)
+		}
 		out = append(out, convert[S](t))
 	}
 	return out, nil
+}
+
+// ErrInternalOptions is returned, wrapped, for options that set driver
+// v2's internal options, which the v1 line has no counterpart of and its
+// policies cannot judge.
+var ErrInternalOptions = errors.New("driver-internal options are refused")
+
+// internal reports whether options struct t sets the driver's internal
+// options.
+func internal[T any](t *T) bool {
+	f := reflect.ValueOf(t).Elem().FieldByName("Internal")
+	return f.IsValid() && !f.IsZero()
 }
 
 // Struct returns the options l sets, as a struct of type S. A setter's
