@@ -9,11 +9,12 @@ import (
 	"github.com/mgmevents/mgmevents/mongov2/listeners/encryption"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // TestSortOfUpdateOneOnEncryptedField: UpdateOne's and ReplaceOne's sort,
-// new in driver v2, is judged as FindOneAndUpdate's is: a sort on an
+// and their write models', new in driver v2, is judged as FindOneAndUpdate's is: a sort on an
 // encrypted field is refused.
 func TestSortOfUpdateOneOnEncryptedField(t *testing.T) {
 	db := srv.Database(t)
@@ -25,4 +26,8 @@ func TestSortOfUpdateOneOnEncryptedField(t *testing.T) {
 	require.ErrorIs(t, err, encryption.ErrEncryptedField, "UpdateOne")
 	_, err = patients.ReplaceOne(ctx, bson.M{}, &Patient{Email: "b@x", Ward: "3"}, options.Replace().SetSort(bson.M{"email": 1}))
 	require.ErrorIs(t, err, encryption.ErrEncryptedField, "ReplaceOne")
+	_, err = patients.BulkWrite(ctx, []mongo.WriteModel{mongo.NewUpdateOneModel().SetFilter(bson.M{}).SetUpdate(bson.M{"$set": bson.M{"ward": "2"}}).SetSort(bson.M{"notes": -1})})
+	require.ErrorIs(t, err, encryption.ErrEncryptedField, "BulkWrite UpdateOneModel")
+	_, err = patients.BulkWrite(ctx, []mongo.WriteModel{mongo.NewReplaceOneModel().SetFilter(bson.M{}).SetReplacement(&Patient{Ward: "3"}).SetSort(bson.M{"email": 1})})
+	require.ErrorIs(t, err, encryption.ErrEncryptedField, "BulkWrite ReplaceOneModel")
 }
