@@ -88,3 +88,24 @@ func TestListerErrorIsReturned(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "no write reached the server")
 }
+
+// panicking is a caller's Lister whose List panics; a typed nil of a
+// non-pointer kind (a nil func) does when its List calls it.
+type panicking func() []func(*options.FindOptions) error
+
+func (p panicking) List() []func(*options.FindOptions) error { return p() }
+
+// TestListerPanicIsAnError: a caller's Lister that panics, in List or in a
+// setter, gets an error from the repository, not a panic through it.
+func TestListerPanicIsAnError(t *testing.T) {
+	_, r, _ := setup[*listed](t, nil)
+	var nilFunc panicking
+	setterPanics := panicking(func() []func(*options.FindOptions) error {
+		return []func(*options.FindOptions) error{func(*options.FindOptions) error { panic("setter") }}
+	})
+	for name, l := range map[string]options.Lister[options.FindOptions]{"typed nil func": nilFunc, "setter": setterPanics} {
+		var err error
+		require.NotPanics(t, func() { _, err = r.Find(ctx, bson.D{}, l) }, name)
+		assert.ErrorContains(t, err, "panicked", name)
+	}
+}

@@ -24,21 +24,17 @@ import (
 // splices fields into the command, past every listener) is refused with
 // ErrInternalOptions. The Listers are read once,
 // so what the caller's code sees is what the driver is sent. A setter's
-// error is returned, naming the Lister's position and type.
+// error, or a panic of List or a setter (ErrListerPanicked), is returned,
+// naming the Lister's position and type.
 func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 	out := make([]*S, 0, len(ls))
 	for i, l := range ls {
 		if isNil(l) {
 			continue
 		}
-		t := new(T)
-		for _, f := range l.List() {
-			if f == nil {
-				continue
-			}
-			if err := f(t); err != nil {
-				return nil, fmt.Errorf("options %d (%T): %w", i, l, err)
-			}
+		t, err := read(l)
+		if err != nil {
+			return nil, fmt.Errorf("options %d (%T): %w", i, l, err)
 		}
 		if internal(t) {
 			return nil, fmt.Errorf("options %d (%T) set driver-internal options (xoptions), such as fields added to the command, which the repository's listeners cannot judge: %w", i, l, ErrInternalOptions)
@@ -46,6 +42,30 @@ func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 		out = append(out, convert[S](t))
 	}
 	return out, nil
+}
+
+// ErrListerPanicked is returned, wrapped, when a caller's Lister, or one
+// of its setters, panics.
+var ErrListerPanicked = errors.New("the options Lister panicked")
+
+// read applies l to a new struct, returning a setter's error, or a panic
+// of the caller's code as an error.
+func read[T any](l options.Lister[T]) (t *T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: %v", ErrListerPanicked, r)
+		}
+	}()
+	t = new(T)
+	for _, f := range l.List() {
+		if f == nil {
+			continue
+		}
+		if err := f(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // ErrInternalOptions is returned, wrapped, for options that set driver
