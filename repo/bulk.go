@@ -94,20 +94,19 @@ func (r *Repository[T]) bulkOne(ctx context.Context, wm mongo.WriteModel, i int,
 		}
 		return err
 	case *mongo.UpdateOneModel:
-		u := options.Update()
-		u.Collation, u.Upsert, u.ArrayFilters, u.Hint = w.Collation, w.Upsert, w.ArrayFilters, w.Hint
+		// Every option the model sets: Collation, Upsert, ArrayFilters,
+		// Hint, and on driver v2 Sort.
+		u := carryOptions(options.Update(), []*mongo.UpdateOneModel{w})
 		return addUpdate(res, i)(r.updateBy(ctx, nil, events.OpUpdateOne, w.Filter, w.Update, []*options.UpdateOptions{u}))
 	case *mongo.UpdateManyModel:
-		u := options.Update()
-		u.Collation, u.Upsert, u.ArrayFilters, u.Hint = w.Collation, w.Upsert, w.ArrayFilters, w.Hint
+		u := carryOptions(options.Update(), []*mongo.UpdateManyModel{w})
 		return addUpdate(res, i)(r.updateBy(ctx, nil, events.OpUpdateMany, w.Filter, w.Update, []*options.UpdateOptions{u}))
 	case *mongo.ReplaceOneModel:
 		m, err := r.bulkModel(w.Replacement, "Replacement")
 		if err != nil {
 			return err
 		}
-		o := options.Replace()
-		o.Collation, o.Upsert, o.Hint = w.Collation, w.Upsert, w.Hint
+		o := carryOptions(options.Replace(), []*mongo.ReplaceOneModel{w})
 		return addUpdate(res, i)(r.replaceOne(ctx, nil, w.Filter, m, []*options.ReplaceOptions{o}))
 	case *mongo.DeleteOneModel: // bulkCheck refused its Collation and Hint
 		return addDelete(res)(r.deleteOne(ctx, nil, w.Filter))

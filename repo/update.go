@@ -59,7 +59,7 @@ func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op ev
 	opts = ownOptions(opts)
 	upsert := lastOpt(opts, func(o *options.UpdateOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
-		describe(e, opts, nil, nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
+		describe(e, opts, sortOf[options.UpdateOptions], nil, func(o *options.UpdateOptions) *options.Collation { return o.Collation })
 	})
 	if err != nil {
 		return nil, r.wrap(op.String(), err)

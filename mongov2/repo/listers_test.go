@@ -4,7 +4,6 @@ package repo_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/mgmevents/mgmevents/mongov2/events"
@@ -59,25 +58,3 @@ func TestListersAreReadOnce(t *testing.T) {
 	assert.Len(t, seen, 1)
 }
 
-// failing is a Lister whose setter fails.
-type failing struct{}
-
-var errSetter = errors.New("no such option")
-
-func (failing) List() []func(*options.FindOneOptions) error {
-	return []func(*options.FindOneOptions) error{func(*options.FindOneOptions) error { return errSetter }}
-}
-
-// TestListerErrorIsReturned: a caller's Lister that fails makes the call
-// fail with its error, before anything is sent; a nil Lister is skipped.
-func TestListerErrorIsReturned(t *testing.T) {
-	_, r, _ := setup[*listed](t, nil)
-	require.NoError(t, r.Insert(ctx, &listed{N: 1}))
-	_, err := r.FindOne(ctx, bson.D{}, failing{})
-	require.ErrorIs(t, err, errSetter)
-	assert.ErrorContains(t, err, "options.FindOneOptions")
-	var none *options.FindOneOptionsBuilder
-	m, err := r.FindOne(ctx, bson.D{}, none)
-	require.NoError(t, err)
-	assert.Equal(t, 1, m.N)
-}

@@ -63,3 +63,15 @@ func carryOptions[S, D any](dst *D, opts []*S) *D {
 	}
 	return dst
 }
+
+// sortOf returns o's Sort when its type has one: driver v2's
+// UpdateOneOptions and ReplaceOptions do, driver v1's UpdateOptions and
+// ReplaceOptions do not. Listeners then judge the sort of every write the
+// driver sends one with, as they judge FindOneAndUpdate's.
+func sortOf[O any](o *O) any {
+	f := reflect.ValueOf(o).Elem().FieldByName("Sort")
+	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() {
+		return nil
+	}
+	return f.Interface()
+}

@@ -52,7 +52,7 @@ func (r *Repository[T]) replaceOne(ctx context.Context, o *events.Operation, fil
 	const method = "ReplaceOne"
 	upsert := lastOpt(opts, func(o *options.ReplaceOptions) *bool { return o.Upsert })
 	rep, err := r.beforeReplace(ctx, events.OpReplaceOne, filter, m, upsert != nil && *upsert, func(e *events.Event) {
-		describe(e, opts, nil, nil, func(o *options.ReplaceOptions) *options.Collation { return o.Collation })
+		describe(e, opts, sortOf[options.ReplaceOptions], nil, func(o *options.ReplaceOptions) *options.Collation { return o.Collation })
 	})
 	if err != nil {
 		return nil, r.wrap(method, err)

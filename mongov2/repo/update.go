@@ -72,7 +72,7 @@ func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op ev
 	opts = ownOptions(opts)
 	upsert := lastOpt(opts, func(o *options.UpdateOneOptions) *bool { return o.Upsert })
 	e, filter, update, err := r.beforeUpdate(ctx, op, filter, update, upsert != nil && *upsert, func(e *events.Event) {
-		describe(e, opts, nil, nil, func(o *options.UpdateOneOptions) *options.Collation { return o.Collation })
+		describe(e, opts, sortOf[options.UpdateOneOptions], nil, func(o *options.UpdateOneOptions) *options.Collation { return o.Collation })
 	})
 	if err != nil {
 		return nil, r.wrap(op.String(), err)

@@ -6,6 +6,7 @@
 package compat
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -18,26 +19,65 @@ import (
 // Structs applies each of ls, once, to an options struct of its own, and
 // returns them as structs of type S (the same type as T, or one with
 // fields of the same names, such as UpdateOneOptions for
-// UpdateManyOptions). A nil Lister is skipped. The Listers are read once,
-// so what the caller's code sees is what the driver is sent.
+// UpdateManyOptions). A nil Lister is skipped. A Lister that sets
+// driver v2's internal options (package xoptions: "addCommandFields"
+// splices fields into the command, past every listener) is refused with
+// ErrInternalOptions. The Listers are read once,
+// so what the caller's code sees is what the driver is sent. A setter's
+// error, or a panic of List or a setter (ErrListerPanicked), is returned,
+// naming the Lister's position and type.
 func Structs[S, T any](ls []options.Lister[T]) ([]*S, error) {
 	out := make([]*S, 0, len(ls))
-	for _, l := range ls {
+	for i, l := range ls {
 		if isNil(l) {
 			continue
 		}
-		t := new(T)
-		for _, f := range l.List() {
-			if f == nil {
-				continue
-			}
-			if err := f(t); err != nil {
-				return nil, fmt.Errorf("the caller's %T: %w", *t, err)
-			}
+		t, err := read(l)
+		if err != nil {
+			return nil, fmt.Errorf("options %d (%T): %w", i, l, err)
+		}
+		if internal(t) {
+			return nil, fmt.Errorf("options %d (%T) set driver-internal options (xoptions), such as fields added to the command, which the repository's listeners cannot judge: %w", i, l, ErrInternalOptions)
 		}
 		out = append(out, convert[S](t))
 	}
 	return out, nil
+}
+
+// ErrListerPanicked is returned, wrapped, when a caller's Lister, or one
+// of its setters, panics.
+var ErrListerPanicked = errors.New("the options Lister panicked")
+
+// read applies l to a new struct, returning a setter's error, or a panic
+// of the caller's code as an error.
+func read[T any](l options.Lister[T]) (t *T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: %v", ErrListerPanicked, r)
+		}
+	}()
+	t = new(T)
+	for _, f := range l.List() {
+		if f == nil {
+			continue
+		}
+		if err := f(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// ErrInternalOptions is returned, wrapped, for options that set driver
+// v2's internal options, which the v1 line has no counterpart of and its
+// policies cannot judge.
+var ErrInternalOptions = errors.New("driver-internal options are refused")
+
+// internal reports whether options struct t sets the driver's internal
+// options.
+func internal[T any](t *T) bool {
+	f := reflect.ValueOf(t).Elem().FieldByName("Internal")
+	return f.IsValid() && !f.IsZero()
 }
 
 // Struct returns the options l sets, as a struct of type S. A setter's
