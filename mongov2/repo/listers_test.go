@@ -57,4 +57,3 @@ func TestListersAreReadOnce(t *testing.T) {
 	assert.Len(t, got, 1, "the server is sent the limit the Lister gave first")
 	assert.Len(t, seen, 1)
 }
-
