@@ -72,11 +72,7 @@ func v2Command(args ...string) (*exec.Cmd, error) {
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); !ok || err != nil {
 		return nil, errors.New("-driver v2 runs the v2 line from the source tree (mongov2/ beside example_app/); it is not found")
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	cmd := exec.Command(goTool, append([]string{"run", "./example_app"}, args...)...)
+	cmd := exec.Command("go", append([]string{"run", "./example_app"}, args...)...)
 	cmd.Dir = dir
 	return cmd, nil
 }
