@@ -49,7 +49,8 @@ func otherBench(uri, db string, args []string, progress io.Writer) ([]figure, er
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd, err := v2Command(append([]string{"bench", "-uri", uri, "-db", db, "-json", tmp.Name()}, args...)...)
+	// Ours last, so that they win over the caller's -uri, -db and -json.
+	cmd, err := v2Command(append(append([]string{"bench"}, args...), "-uri", uri, "-db", db, "-json", tmp.Name())...)
 	if err != nil {
 		return nil, err
 	}

@@ -57,15 +57,26 @@ func read[T any](l options.Lister[T]) (t *T, err error) {
 		}
 	}()
 	t = new(T)
+	if err := apply(t, l); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// apply runs l's setters on t, stopping at the first error.
+func apply[T any](t *T, l options.Lister[T]) error {
+	if isNil(l) {
+		return nil
+	}
 	for _, f := range l.List() {
 		if f == nil {
 			continue
 		}
 		if err := f(t); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // ErrInternalOptions is returned, wrapped, for options that set driver
@@ -81,16 +92,11 @@ func internal[T any](t *T) bool {
 }
 
 // Struct returns the options l sets, as a struct of type S. A setter's
-// error (v2's builders return none) leaves its field unset.
+// error (v2's builders return none) stops it there. Struct is for the
+// library's own builders; a caller's Listers go through Structs.
 func Struct[S, T any](l options.Lister[T]) *S {
 	t := new(T)
-	if !isNil(l) {
-		for _, f := range l.List() {
-			if f != nil {
-				_ = f(t)
-			}
-		}
-	}
+	_ = apply(t, l)
 	return convert[S](t)
 }
 
@@ -118,13 +124,7 @@ func All[T, S any](ss []*S) []options.Lister[T] {
 // Set applies l to s, a struct v1 code set with setters, and returns s.
 func Set[S, T any](s *S, l options.Lister[T]) *S {
 	t := convert[T](s)
-	if !isNil(l) {
-		for _, f := range l.List() {
-			if f != nil {
-				_ = f(t)
-			}
-		}
-	}
+	_ = apply(t, l)
 	*s = *convert[S](t)
 	return s
 }
