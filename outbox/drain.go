@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,16 +44,32 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	defer release()
 	stale := 0 // reads in a row that a new slot made stale before any claim
 	for {
+		members := r.members(ctx, coll)
+		limit := min(r.cfg.batch*len(members), maxRead)
 		readAt := r.now()
-		docs, err := r.due(ctx, coll, dueFilter(readAt, others))
+		docs, err := r.due(ctx, coll, dueFilter(readAt, others), limit)
 		if err != nil || len(docs) == 0 {
 			return total, err
 		}
+		// The relay's share of what it read, or, when none of it falls
+		// to the relay, all of it: documents whose relays stopped or lag.
+		mine := r.ours(docs, members)
+		all, steal := len(mine) == len(docs), len(mine) == 0
+		if steal { // newest first, away from where their relays work
+			mine, all = slices.Clone(docs), true
+			slices.Reverse(mine)
+		}
 		b := readBatch{coll: coll, atomic: atomic, held: &held, others: &others, release: release}
-		worked, n, fresh, err := r.chunks(ctx, &b, docs, readAt)
+		if !steal {
+			b.ours = func(rest []pendingDoc) []pendingDoc { return r.ours(rest, r.members(ctx, coll)) }
+		}
+		worked, n, fresh, err := r.chunks(ctx, &b, mine, readAt)
 		total += n
 		if err != nil {
 			return total, err
+		}
+		if steal && worked == 0 { // their relays work on them
+			return total, nil
 		}
 		if !fresh && worked == 0 {
 			if stale++; stale > 2 {
@@ -63,11 +80,15 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		stale = 0
 		// A batch of documents all held by others is skipped: the next
 		// query leaves them out, so that relays spread over the work.
-		if fresh && (len(docs) < r.cfg.batch || (worked == 0 && len(others) >= maxOthers)) {
+		if fresh && ((len(docs) < limit && all) || (worked == 0 && len(others) >= maxOthers)) {
 			return total, nil
 		}
 	}
 }
+
+// maxRead is the most documents a relay reads at once, however many
+// relays share the collection.
+const maxRead = 1000
 
 // dueFilter selects the documents due at now, but those of others.
 func dueFilter(now time.Time, others bson.A) bson.D {
@@ -155,9 +176,9 @@ func (r *Relay) renew(ctx context.Context, docs []pendingDoc, mine map[string]bo
 // maxOthers is how many documents held by other relays one Drain skips.
 const maxOthers = 1000
 
-// due reads a batch of documents with work, oldest due first.
-func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]pendingDoc, error) {
-	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: path(partDue), Value: 1}}).SetLimit(int64(r.cfg.batch)))
+// due reads up to limit documents with work, oldest due first.
+func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D, limit int) ([]pendingDoc, error) {
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: path(partDue), Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(limit)))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package outbox
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // WithAtomicWrites makes a relay write as on a server that applies
 // filtered writes atomically, or not, whatever the server says: the tests
@@ -15,3 +18,12 @@ func WithMaxHung(n int64) RelayOption { return func(c *relayConfig) { c.maxHung 
 // WithCountEvery sets how often at most a Drain counts the pending events
 // (ten seconds by default).
 func WithCountEvery(d time.Duration) RelayOption { return func(c *relayConfig) { c.countEvery = d } }
+
+// ID returns the relay's ID, as it appears in Relays.
+func (r *Relay) ID() string { return r.id }
+
+// OwnerOfLease returns which of members the document of a lease _id
+// ("<key>@<slot>") falls to.
+func OwnerOfLease(leaseID string, members []string) string {
+	return owner(leaseID[:strings.LastIndexByte(leaseID, '@')], members)
+}

@@ -227,8 +227,8 @@ const pruneEvery = 10
 
 // prune forgets expired leases and, once every pruneEvery lease
 // durations, deletes the relay's and others' lease documents of slots
-// long past, which no relay inserts again.
-func (l *leases) prune(ctx context.Context) {
+// long past, which no relay inserts again; it reports whether it did.
+func (l *leases) prune(ctx context.Context) bool {
 	now := l.clock.Now()
 	s := l.slot(now)
 	l.mu.Lock()
@@ -250,4 +250,5 @@ func (l *leases) prune(ctx context.Context) {
 	if due {
 		_, _ = l.coll.DeleteMany(ctx, bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: date(now.Add(-2 * l.d))}}}})
 	}
+	return due
 }

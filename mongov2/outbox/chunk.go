@@ -29,9 +29,10 @@ import (
 type readBatch struct {
 	coll    *mongo.Collection
 	atomic  bool
-	held    *[]string // what the chunk works on, which the relay's other Drains skip
-	others  *bson.A   // documents others hold, left out of the next read
-	release func()    // forgets held
+	held    *[]string                       // what the chunk works on, which the relay's other Drains skip
+	others  *bson.A                         // documents others hold, left out of the next read
+	release func()                          // forgets held
+	ours    func([]pendingDoc) []pendingDoc // what falls to the relay now of the rest, nil when it takes all
 }
 
 // maxCollisions is how many chunks of one read may collide with other
@@ -59,6 +60,11 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 			return worked, total, false, nil
 		}
 		docs = append(docs[at:], docs[:at]...)
+		if b.ours != nil { // a relay that joined since the read takes its share
+			if docs = b.ours(docs); len(docs) == 0 {
+				break
+			}
+		}
 		chunk := docs[:min(r.chunkSize(now), len(docs))]
 		docs = docs[len(chunk):]
 		keys := make([]leaseKey, len(chunk))

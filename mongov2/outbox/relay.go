@@ -82,9 +82,11 @@ func WithBackoff(f func(attempt int) time.Duration) RelayOption {
 // nothing to deliver; the default is one second.
 func WithPollInterval(d time.Duration) RelayOption { return func(c *relayConfig) { c.poll = d } }
 
-// WithBatch sets how many documents a relay reads at once, and claims at
-// most at once; the default is 100. It claims them in chunks of as many as
-// it delivers, at its measured pace, within the lease a claim gives it.
+// WithBatch sets how many documents a relay reads at once for itself, and
+// claims at most at once; the default is 100. It reads as many for each
+// relay that serves the collection (see Relays), up to 1,000, and claims
+// its share in chunks of as many as it delivers, at its measured pace,
+// within the lease a claim gives it.
 func WithBatch(n int) RelayOption { return func(c *relayConfig) { c.batch = n } }
 
 // WithLogger logs what the relay does not return as an error: dead
@@ -121,8 +123,9 @@ func defaultBackoff(attempt int) time.Duration {
 // other documents keep flowing. After WithMaxAttempts the message moves to
 // DeadLetters and the document's next event follows.
 //
-// Relays in several processes share the work through leases: a relay
-// claims a document by inserting a lease document with a unique _id made of
+// Relays in several processes share the work: each claims its share of
+// a collection's documents (see Relays), through leases. A relay claims
+// a document by inserting a lease document with a unique _id made of
 // the document and a time slot of WithLease's length; the server's unique
 // index lets one relay have each slot, on every server, FerretDB's
 // non-atomic findAndModify included. A relay publishes only while its
@@ -146,6 +149,7 @@ type Relay struct {
 	leases  *leases
 	indexed sync.Map // collection name -> struct{}
 	busy    sync.Map // lease key -> struct{}: documents a Drain of this relay works on
+	shares  sync.Map // collection name -> *share
 
 	delivered, failed, dead, removed, deadTotal atomic.Int64
 	lastCount                                   atomic.Int64 // unix nanoseconds of the last DeadLetters count
@@ -220,9 +224,11 @@ func (r *Relay) Stats() Stats {
 }
 
 // Run delivers what is due, again and again, until ctx ends, and then
-// returns nil. After a Drain that delivered nothing it waits
+// returns nil, once it has removed its documents from Relays, so that the
+// other relays share its documents at once. After a Drain that delivered nothing it waits
 // WithPollInterval; errors are logged, and the next poll tries again.
 func (r *Relay) Run(ctx context.Context) error {
+	defer r.leave(context.WithoutCancel(ctx))
 	for {
 		n, err := r.Drain(ctx)
 		if ctx.Err() != nil {
@@ -263,7 +269,9 @@ func (r *Relay) Drain(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("outbox: relay on %s: %w", c, err))
 		}
 	}
-	r.leases.prune(ctx)
+	if r.leases.prune(ctx) {
+		r.forget(ctx, r.now())
+	}
 	r.countDead(ctx, false)
 	r.countPending(ctx, colls)
 	return total, errors.Join(errs...)

@@ -1,0 +1,174 @@
+package outbox_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/event"
+	"go.mongodb.org/mongo-driver/mongo"
+)
+
+// claimsAndReads watches a relay's client: the lease _ids of each claim
+// it sends, and the limit of each read of the orders.
+type claimsAndReads struct {
+	mu     sync.Mutex
+	claims [][]string
+	limits []int64
+}
+
+func (c *claimsAndReads) monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case e.CommandName == "insert" && e.Command.Lookup("insert").StringValue() == outbox.Leases:
+			var ids []string
+			docs, _ := e.Command.Lookup("documents").Array().Values()
+			for _, d := range docs {
+				ids = append(ids, d.Document().Lookup("_id").StringValue())
+			}
+			c.claims = append(c.claims, ids)
+		case e.CommandName == "find" && e.Command.Lookup("find").StringValue() == "orders":
+			if limit, ok := e.Command.Lookup("limit").AsInt64OK(); ok { // a read of due documents, not a count
+				c.limits = append(c.limits, limit)
+			}
+		}
+	}}
+}
+
+func (c *claimsAndReads) take() (claims [][]string, limits []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	claims, limits, c.claims, c.limits = c.claims, c.limits, nil, nil
+	return claims, limits
+}
+
+// sharing returns two relays on clients of their own, watched, that
+// serve the orders of db with lease at clock c, and their IDs, sorted.
+func sharing(t *testing.T, db *mongo.Database, c *fakeclock.Clock, lease time.Duration, pa, pb outbox.Publisher) (a, b *outbox.Relay, wa, wb *claimsAndReads, members []string) {
+	wa, wb = &claimsAndReads{}, &claimsAndReads{}
+	opts := []outbox.RelayOption{outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"), outbox.WithCountEvery(time.Hour)}
+	a = newRelay(t, monitored(t, db, wa.monitor()), pa, opts...)
+	b = newRelay(t, monitored(t, db, wb.monitor()), pb, opts...)
+	members = []string{a.ID(), b.ID()}
+	slices.Sort(members)
+	return a, b, wa, wb, members
+}
+
+// TestRelaysClaimTheirShare: two relays serving one collection read as
+// much as both would, and each claims only the documents that fall to
+// it, so that neither writes a claim the other holds: a works on its
+// share while b, at the same time, claims and delivers b's. What a does
+// not reach, b takes once its own share is out.
+func TestRelaysClaimTheirShare(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	pa := &recorder{fail: func(outbox.Message) error {
+		once.Do(func() { close(started); <-release })
+		return nil
+	}}
+	pb := &recorder{}
+	a, b, wa, wb, members := sharing(t, db, c, lease, pa, pb)
+	for _, r := range []*outbox.Relay{a, b} { // each says it serves the orders
+		_, err := r.Drain(ctx)
+		require.NoError(t, err)
+	}
+	c.Advance(lease / 2) // and reads, half a lease later, who else does
+	wa.take()
+	wb.take()
+	placeOrders(t, orders, 40)
+
+	aDone := make(chan error)
+	go func() { _, err := a.Drain(ctx); aDone <- err }()
+	waitClosed(t, started, "a publishes")
+	_, err := b.Drain(ctx)
+	require.NoError(t, err)
+	close(release)
+	require.NoError(t, <-aDone)
+
+	aClaims, aLimits := wa.take()
+	bClaims, bLimits := wb.take()
+	require.NotEmpty(t, aClaims)
+	require.NotEmpty(t, bClaims)
+	assert.EqualValues(t, 2*100, aLimits[0], "a reads for both")
+	assert.EqualValues(t, 2*100, bLimits[0], "b reads for both")
+	for _, id := range aClaims[0] {
+		assert.Equal(t, a.ID(), outbox.OwnerOfLease(id, members), "a's first claim holds only its share: %s", id)
+	}
+	for _, id := range bClaims[0] {
+		assert.Equal(t, b.ID(), outbox.OwnerOfLease(id, members), "b's first claim holds only its share: %s", id)
+	}
+	bMsgs := pb.take()
+	assert.NotEmpty(t, bMsgs, "b delivered its share while a worked on its own")
+	delivered := map[string]int{}
+	for _, ms := range [][]outbox.Message{pa.take(), bMsgs} {
+		for _, m := range ms {
+			delivered[m.ID]++
+		}
+	}
+	for id, n := range delivered {
+		assert.Equal(t, 1, n, "event %s delivered once", id)
+	}
+	assert.Len(t, delivered, 40, "every event delivered")
+}
+
+// TestRelaySharesWithTheLiving: a relay counts another while it has said
+// within two leases that it serves the collection, and then reads for
+// both; it delivers the other's documents too when nothing of its own is
+// due (the other stopped, or lags). Once the other has been silent for
+// two leases, the relay reads for itself alone; a relay whose Run ends
+// removes its word at once.
+func TestRelaySharesWithTheLiving(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	pa, pb := &recorder{}, &recorder{}
+	a, b, _, wb, _ := sharing(t, db, c, lease, pa, pb)
+	_, err := a.Drain(ctx) // a says it serves the orders, then says no more
+	require.NoError(t, err)
+
+	placeOrders(t, orders, 20)
+	n, err := b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "b delivers a's share too: a does not work on it")
+	_, limits := wb.take()
+	require.NotEmpty(t, limits)
+	assert.EqualValues(t, 2*100, limits[0], "b reads for a and itself")
+
+	c.Advance(2*lease + time.Second)
+	_, err = b.Drain(ctx)
+	require.NoError(t, err)
+	_, limits = wb.take()
+	require.NotEmpty(t, limits)
+	assert.EqualValues(t, 100, limits[0], "a, silent for two leases, is not counted")
+
+	// A relay whose Run ends removes its word.
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- a.Run(runCtx) }()
+	require.Eventually(t, func() bool {
+		return count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: a.ID()}}) == 1
+	}, 10*time.Second, 5*time.Millisecond, "a says it serves the orders")
+	cancel()
+	require.NoError(t, <-done)
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: a.ID()}}), "a's word is gone with its Run")
+}
+
+// count counts the documents of coll in db that match filter.
+func count(t testing.TB, db *mongo.Database, coll string, filter bson.D) int64 {
+	t.Helper()
+	n, err := db.Collection(coll).CountDocuments(ctx, filter)
+	require.NoError(t, err)
+	return n
+}

@@ -1,0 +1,162 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+	"go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// Relays is the collection, in the relay's database, where each relay
+// says which collections it serves while it works on them: one small
+// document per relay and collection, written again every half lease (see
+// WithLease) and removed when its Run ends. The relays serving a
+// collection share its documents, so that they do not claim the same
+// ones: each reads as many as all of them would (WithBatch each), and
+// claims those that fall to it, by rendezvous hashing of the document's
+// lease key with the relays' IDs, so that a relay that comes or goes
+// moves only the documents that fall to it. A relay that finds none of
+// its own in what it read claims the others' it can, newest first: so
+// the documents of a relay that lags, or stopped without a word, wait no
+// longer than its leases, and the others count a relay silent for two
+// leases out. The leases alone decide who delivers a document; the
+// shares only spare the relays each other's claims.
+const Relays = "outbox_relays"
+
+// memberDoc is a relay's document in Relays.
+type memberDoc struct {
+	ID    string             `bson:"_id"`
+	Coll  string             `bson:"coll"`
+	Relay string             `bson:"relay"`
+	At    primitive.DateTime `bson:"at"`
+}
+
+// share is what a relay knows of the relays serving one collection.
+type share struct {
+	mu      sync.Mutex
+	said    time.Time // when the relay last wrote its document
+	members []string  // the relays serving it, this one included, sorted
+}
+
+// beatEvery is how often, in leases, a relay writes its document of
+// Relays, and memberFor how long, in leases, the others count it after
+// its last write.
+const (
+	beatEvery = 0.5
+	memberFor = 2
+)
+
+// members says in Relays that the relay serves coll, once every half
+// lease, and reads then which relays serve it; it returns them, the
+// relay included, sorted. A relay whose write or read fails works alone
+// until the next succeeds: sharing only spares relays each other's
+// claims, and the leases keep every document to one relay either way.
+func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
+	v, _ := r.shares.LoadOrStore(coll.Name(), &share{})
+	s := v.(*share)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := r.now()
+	if now.Sub(s.said) < time.Duration(float64(r.cfg.lease)*beatEvery) && s.members != nil {
+		return s.members
+	}
+	members, err := r.say(ctx, coll.Name(), now)
+	if err != nil && ctx.Err() == nil {
+		r.cfg.logger.WarnContext(ctx, "outbox: relay works alone until it can read the others", "relay", r.id, "collection", coll.Name(), "error", err)
+		members = nil
+	}
+	if !slices.Contains(members, r.id) {
+		members = append(members, r.id)
+		slices.Sort(members)
+	}
+	s.said, s.members = now, members
+	return members
+}
+
+// say writes the relay's document for coll in Relays and reads the IDs
+// of the relays that wrote theirs within memberFor leases.
+func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, error) {
+	relays := r.db.Collection(Relays)
+	doc := memberDoc{ID: keyPrefix(r.db.Collection(coll)) + r.id, Coll: coll, Relay: r.id, At: date(now)}
+	_, err := relays.ReplaceOne(ctx, bson.D{{Key: "_id", Value: doc.ID}}, doc, options.Replace().SetUpsert(true))
+	if err != nil {
+		return nil, fmt.Errorf("writing to %s: %w", Relays, err)
+	}
+	since := date(now.Add(-memberFor * r.cfg.lease))
+	cur, err := relays.Find(ctx, bson.D{{Key: "coll", Value: coll}, {Key: "at", Value: bson.D{{Key: "$gt", Value: since}}}},
+		options.Find().SetProjection(bson.D{{Key: "relay", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", Relays, err)
+	}
+	var docs []memberDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", Relays, err)
+	}
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		ids = append(ids, d.Relay)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
+}
+
+// owner returns which of members a document with lease key key falls
+// to: the one with the highest hash of the key and its ID.
+func owner(key string, members []string) string {
+	var best string
+	var top uint64
+	for _, m := range members {
+		h := fnv.New64a()
+		h.Write([]byte(key))
+		h.Write([]byte{0})
+		h.Write([]byte(m))
+		if v := h.Sum64(); best == "" || v > top {
+			best, top = m, v
+		}
+	}
+	return best
+}
+
+// ours returns the documents of docs that fall to the relay among
+// members, in their order.
+func (r *Relay) ours(docs []pendingDoc, members []string) []pendingDoc {
+	if len(members) <= 1 {
+		return docs
+	}
+	var mine []pendingDoc
+	for _, d := range docs {
+		if owner(d.key, members) == r.id {
+			mine = append(mine, d)
+		}
+	}
+	return mine
+}
+
+// forget deletes the documents of Relays whose relays have been silent
+// for ten leases, as pruning does for leases.
+func (r *Relay) forget(ctx context.Context, now time.Time) {
+	_, _ = r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: date(now.Add(-pruneEvery * r.cfg.lease))}}}})
+}
+
+// leaveTimeout bounds leave's write.
+const leaveTimeout = 5 * time.Second
+
+// leave deletes the relay's documents of Relays and forgets what it knew
+// of the others, so that the relays still serving its collections share
+// its documents at once, instead of after memberFor leases.
+func (r *Relay) leave(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, leaveTimeout)
+	defer cancel()
+	_, err := r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "relay", Value: r.id}})
+	if err != nil {
+		r.cfg.logger.WarnContext(ctx, "outbox: a stopped relay could not remove itself; the others share its documents once its word lapses", "relay", r.id, "collection", Relays, "error", err)
+	}
+	r.shares.Clear()
+}
