@@ -165,6 +165,30 @@ func TestRelaySharesWithTheLiving(t *testing.T) {
 	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: a.ID()}}), "a's word is gone with its Run")
 }
 
+// TestRelayCountsNoWordFromTheFuture: a document of Relays dated
+// further ahead than two leases, which no relay's clock writes, is no
+// relay's: a relay does not leave a share to it, reads for itself alone,
+// and delivers everything.
+func TestRelayCountsNoWordFromTheFuture(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "6:orders|ghost"}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: "ghost"},
+		{Key: "at", Value: c.Now().Add(time.Hour)},
+	})
+	require.NoError(t, err)
+	pa, pb := &recorder{}, &recorder{}
+	_, b, _, wb, _ := sharing(t, db, c, lease, pa, pb)
+	placeOrders(t, orders, 20)
+	n, err := b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "b delivers all")
+	_, limits := wb.take()
+	require.NotEmpty(t, limits)
+	assert.EqualValues(t, 100, limits[0], "b reads for itself alone")
+}
+
 // count counts the documents of coll in db that match filter.
 func count(t testing.TB, db *mongo.Database, coll string, filter bson.D) int64 {
 	t.Helper()

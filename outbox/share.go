@@ -81,7 +81,8 @@ func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
 }
 
 // say writes the relay's document for coll in Relays and reads the IDs
-// of the relays that wrote theirs within memberFor leases.
+// of the relays that wrote theirs within memberFor leases, by their
+// clocks no more than memberFor leases ahead of the relay's.
 func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, error) {
 	relays := r.db.Collection(Relays)
 	doc := memberDoc{ID: keyPrefix(r.db.Collection(coll)) + r.id, Coll: coll, Relay: r.id, At: date(now)}
@@ -89,8 +90,10 @@ func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, 
 	if err != nil {
 		return nil, fmt.Errorf("writing to %s: %w", Relays, err)
 	}
-	since := date(now.Add(-memberFor * r.cfg.lease))
-	cur, err := relays.Find(ctx, bson.D{{Key: "coll", Value: coll}, {Key: "at", Value: bson.D{{Key: "$gt", Value: since}}}},
+	// A word dated further ahead than a relay's clock may run is no
+	// relay's: counting it would leave its share to the others' steals.
+	since, until := date(now.Add(-memberFor*r.cfg.lease)), date(now.Add(memberFor*r.cfg.lease))
+	cur, err := relays.Find(ctx, bson.D{{Key: "coll", Value: coll}, {Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}}}},
 		options.Find().SetProjection(bson.D{{Key: "relay", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", Relays, err)
@@ -140,9 +143,14 @@ func (r *Relay) ours(docs []pendingDoc, members []string) []pendingDoc {
 }
 
 // forget deletes the documents of Relays whose relays have been silent
-// for ten leases, as pruning does for leases.
+// for ten leases, as pruning does for leases, and those dated ten leases
+// or more ahead.
 func (r *Relay) forget(ctx context.Context, now time.Time) {
-	_, _ = r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: date(now.Add(-pruneEvery * r.cfg.lease))}}}})
+	old, ahead := date(now.Add(-pruneEvery*r.cfg.lease)), date(now.Add(pruneEvery*r.cfg.lease))
+	_, _ = r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: old}}}},
+		bson.D{{Key: "at", Value: bson.D{{Key: "$gt", Value: ahead}}}},
+	}}})
 }
 
 // leaveTimeout bounds leave's write.
