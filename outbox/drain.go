@@ -45,7 +45,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	stale := 0 // reads in a row that a new slot made stale before any claim
 	for {
 		members := r.members(ctx, coll)
-		limit := min(r.cfg.batch*len(members), maxRead)
+		limit := readLimit(r.cfg.batch, len(members))
 		readAt := r.now()
 		docs, err := r.due(ctx, coll, dueFilter(readAt, others), limit)
 		if err != nil || len(docs) == 0 {
@@ -89,6 +89,17 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 // maxRead is the most documents a relay reads at once, however many
 // relays share the collection.
 const maxRead = 1000
+
+// readLimit is how many documents a relay with batch reads for members
+// relays: batch each, maxRead at most, computed without a product that
+// could overflow (a batch of math.MaxInt is allowed).
+func readLimit(batch, members int) int {
+	batch = min(batch, maxRead)
+	if members > maxRead/batch {
+		return maxRead
+	}
+	return min(batch*members, maxRead)
+}
 
 // dueFilter selects the documents due at now, but those of others.
 func dueFilter(now time.Time, others bson.A) bson.D {

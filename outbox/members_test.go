@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -187,6 +188,30 @@ func TestRelayCountsNoWordFromTheFuture(t *testing.T) {
 	_, limits := wb.take()
 	require.NotEmpty(t, limits)
 	assert.EqualValues(t, 100, limits[0], "b reads for itself alone")
+}
+
+// TestRelayWithNoBatchLimitSharesAndDelivers: a relay whose batch is
+// math.MaxInt still reads, beside another relay (here a stored word),
+// at most 1,000 documents, and delivers everything.
+func TestRelayWithNoBatchLimitSharesAndDelivers(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "6:orders|other"}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: "other"},
+		{Key: "at", Value: c.Now()},
+	})
+	require.NoError(t, err)
+	w := &claimsAndReads{}
+	r := newRelay(t, monitored(t, db, w.monitor()), &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c),
+		outbox.WithCollections("orders"), outbox.WithCountEvery(time.Hour), outbox.WithBatch(math.MaxInt))
+	placeOrders(t, orders, 5)
+	n, err := r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n, "the relay delivers all")
+	_, limits := w.take()
+	require.NotEmpty(t, limits)
+	assert.EqualValues(t, 1000, limits[0], "it reads at most 1,000")
 }
 
 // count counts the documents of coll in db that match filter.

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -30,5 +31,18 @@ func TestOwnerSpreadsAndKeeps(t *testing.T) {
 	}
 	if got := owner("k", nil); got != "" {
 		t.Errorf("owner among no relays = %q, want none", got)
+	}
+}
+
+// TestReadLimitNeverOverflows: the read limit stays in [1, maxRead] for
+// any batch and any count of relays, the stored ones included.
+func TestReadLimitNeverOverflows(t *testing.T) {
+	for _, c := range []struct{ batch, members, want int }{
+		{100, 1, 100}, {100, 3, 300}, {100, 20, maxRead}, {1, 1, 1},
+		{math.MaxInt, 2, maxRead}, {1 << 62, 4, maxRead}, {math.MaxInt, math.MaxInt, maxRead},
+	} {
+		if got := readLimit(c.batch, c.members); got != c.want {
+			t.Errorf("readLimit(%d, %d) = %d, want %d", c.batch, c.members, got, c.want)
+		}
 	}
 }
