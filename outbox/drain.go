@@ -98,7 +98,7 @@ func readLimit(batch, members int) int {
 	if members > maxRead/batch {
 		return maxRead
 	}
-	return min(batch*members, maxRead)
+	return batch * members
 }
 
 // dueFilter selects the documents due at now, but those of others.

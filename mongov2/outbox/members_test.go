@@ -145,16 +145,12 @@ func TestRelaySharesWithTheLiving(t *testing.T) {
 	n, err := b.Drain(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 20, n, "b delivers a's share too: a does not work on it")
-	_, limits := wb.take()
-	require.NotEmpty(t, limits)
-	assert.EqualValues(t, 2*100, limits[0], "b reads for a and itself")
+	assert.EqualValues(t, 2*100, firstReadLimit(t, wb), "b reads for a and itself")
 
 	c.Advance(2*lease + time.Second)
 	_, err = b.Drain(ctx)
 	require.NoError(t, err)
-	_, limits = wb.take()
-	require.NotEmpty(t, limits)
-	assert.EqualValues(t, 100, limits[0], "a, silent for two leases, is not counted")
+	assert.EqualValues(t, 100, firstReadLimit(t, wb), "a, silent for two leases, is not counted")
 
 	// A relay whose Run ends removes its word.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -171,25 +167,22 @@ func TestRelaySharesWithTheLiving(t *testing.T) {
 // TestRelayCountsNoWordFromTheFuture: a document of Relays dated
 // further ahead than two leases, which no relay's clock writes, is no
 // relay's: a relay does not leave a share to it, reads for itself alone,
-// and delivers everything.
+// and delivers everything. Its pruning deletes such a document, as it
+// does one silent for ten leases.
 func TestRelayCountsNoWordFromTheFuture(t *testing.T) {
 	lease := 30 * time.Second
 	c := fakeclock.New(slotStart(lease))
 	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{
-		{Key: "_id", Value: "6:orders|ghost"}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: "ghost"},
-		{Key: "at", Value: c.Now().Add(time.Hour)},
-	})
-	require.NoError(t, err)
-	pa, pb := &recorder{}, &recorder{}
-	_, b, _, wb, _ := sharing(t, db, c, lease, pa, pb)
+	storeWord(t, db, "ghost", c.Now().Add(time.Hour))
+	storeWord(t, db, "gone", c.Now().Add(-time.Hour))
+	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
 	placeOrders(t, orders, 20)
-	n, err := b.Drain(ctx)
+	n, err := b.Drain(ctx) // its first Drain prunes
 	require.NoError(t, err)
 	assert.Equal(t, 20, n, "b delivers all")
-	_, limits := wb.take()
-	require.NotEmpty(t, limits)
-	assert.EqualValues(t, 100, limits[0], "b reads for itself alone")
+	assert.EqualValues(t, 100, firstReadLimit(t, wb), "b reads for itself alone")
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: "ghost"}}), "the word from the future is deleted")
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: "gone"}}), "the word silent for ten leases is deleted")
 }
 
 // TestRelayWithNoBatchLimitSharesAndDelivers: a relay whose batch is
@@ -199,11 +192,7 @@ func TestRelayWithNoBatchLimitSharesAndDelivers(t *testing.T) {
 	lease := 30 * time.Second
 	c := fakeclock.New(slotStart(lease))
 	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{
-		{Key: "_id", Value: "6:orders|other"}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: "other"},
-		{Key: "at", Value: c.Now()},
-	})
-	require.NoError(t, err)
+	storeWord(t, db, "other", c.Now())
 	w := &claimsAndReads{}
 	r := newRelay(t, monitored(t, db, w.monitor()), &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c),
 		outbox.WithCollections("orders"), outbox.WithCountEvery(time.Hour), outbox.WithBatch(math.MaxInt))
@@ -211,9 +200,27 @@ func TestRelayWithNoBatchLimitSharesAndDelivers(t *testing.T) {
 	n, err := r.Drain(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 5, n, "the relay delivers all")
+	assert.EqualValues(t, 1000, firstReadLimit(t, w), "it reads at most 1,000")
+}
+
+// storeWord stores in Relays, as if written by relay at at, that it
+// serves the orders.
+func storeWord(t *testing.T, db *mongo.Database, relay string, at time.Time) {
+	t.Helper()
+	_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "6:orders|" + relay}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: relay},
+		{Key: "at", Value: at},
+	})
+	require.NoError(t, err)
+}
+
+// firstReadLimit returns the limit of the first read of due documents
+// w saw since it was last taken, and forgets what it saw.
+func firstReadLimit(t *testing.T, w *claimsAndReads) int64 {
+	t.Helper()
 	_, limits := w.take()
 	require.NotEmpty(t, limits)
-	assert.EqualValues(t, 1000, limits[0], "it reads at most 1,000")
+	return limits[0]
 }
 
 // count counts the documents of coll in db that match filter.
