@@ -6,10 +6,12 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mgmevents/mgmevents/mongov2/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/mongov2/outbox"
 	"github.com/stretchr/testify/assert"
@@ -173,16 +175,17 @@ func TestRelayCountsNoWordFromTheFuture(t *testing.T) {
 	lease := 30 * time.Second
 	c := fakeclock.New(slotStart(lease))
 	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	storeWord(t, db, "ghost", c.Now().Add(time.Hour))
-	storeWord(t, db, "gone", c.Now().Add(-time.Hour))
+	ghost, gone := uuid.NewString(), uuid.NewString()
+	storeWord(t, db, ghost, c.Now().Add(time.Hour))
+	storeWord(t, db, gone, c.Now().Add(-time.Hour))
 	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
 	placeOrders(t, orders, 20)
 	n, err := b.Drain(ctx) // its first Drain prunes
 	require.NoError(t, err)
 	assert.Equal(t, 20, n, "b delivers all")
 	assert.EqualValues(t, 100, firstReadLimit(t, wb), "b reads for itself alone")
-	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: "ghost"}}), "the word from the future is deleted")
-	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: "gone"}}), "the word silent for ten leases is deleted")
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: ghost}}), "the word from the future is deleted")
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: gone}}), "the word silent for ten leases is deleted")
 }
 
 // TestRelayWithNoBatchLimitSharesAndDelivers: a relay whose batch is
@@ -192,7 +195,7 @@ func TestRelayWithNoBatchLimitSharesAndDelivers(t *testing.T) {
 	lease := 30 * time.Second
 	c := fakeclock.New(slotStart(lease))
 	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	storeWord(t, db, "other", c.Now())
+	storeWord(t, db, uuid.NewString(), c.Now())
 	w := &claimsAndReads{}
 	r := newRelay(t, monitored(t, db, w.monitor()), &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c),
 		outbox.WithCollections("orders"), outbox.WithCountEvery(time.Hour), outbox.WithBatch(math.MaxInt))
@@ -201,6 +204,39 @@ func TestRelayWithNoBatchLimitSharesAndDelivers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5, n, "the relay delivers all")
 	assert.EqualValues(t, 1000, firstReadLimit(t, w), "it reads at most 1,000")
+}
+
+// TestRelayCountsOnlyRelaysWords: documents of Relays that name no
+// relay's ID (a name, a megabyte, a number) count no relay, and keep the
+// relay sharing with the one that wrote a word; the words of more than
+// 100 relays count none, and the relay then reads for itself alone. It
+// delivers everything either way.
+func TestRelayCountsOnlyRelaysWords(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	storeWord(t, db, "ghost", c.Now())
+	for _, relay := range []any{strings.Repeat("a", 1<<20), 7} {
+		_, err := db.Collection(outbox.Relays).InsertOne(ctx, bson.D{{Key: "coll", Value: "orders"}, {Key: "relay", Value: relay}, {Key: "at", Value: c.Now()}})
+		require.NoError(t, err)
+	}
+	storeWord(t, db, uuid.NewString(), c.Now().Add(time.Minute)) // a relay that goes on working
+	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
+	placeOrders(t, orders, 20)
+	n, err := b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "b delivers all")
+	assert.EqualValues(t, 200, firstReadLimit(t, wb), "b reads for itself and the other relay")
+
+	for range 100 {
+		storeWord(t, db, uuid.NewString(), c.Now().Add(time.Minute))
+	}
+	placeOrders(t, orders, 20)
+	c.Advance(lease) // b reads the words again
+	n, err = b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "b delivers all beside a hundred words")
+	assert.EqualValues(t, 100, firstReadLimit(t, wb), "b reads for itself alone")
 }
 
 // storeWord stores in Relays, as if written by relay at at, that it

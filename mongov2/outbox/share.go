@@ -27,8 +27,11 @@ import (
 // its own in what it read claims the others' it can, newest first: so
 // the documents of a relay that lags, or stopped without a word, wait no
 // longer than its leases, and the others count a relay silent for two
-// leases out. The leases alone decide who delivers a document; the
-// shares only spare the relays each other's claims.
+// leases out. A document of Relays that names no relay's ID counts
+// no relay, and a relay that finds the words of more than 100 relays
+// for a collection works on it alone, claiming all it reads. The leases
+// alone decide who delivers a document; the shares only spare the
+// relays each other's claims.
 const Relays = "outbox_relays"
 
 // memberDoc is a relay's document in Relays.
@@ -83,7 +86,8 @@ func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
 
 // say writes the relay's document for coll in Relays and reads the IDs
 // of the relays that wrote theirs within memberFor leases, by their
-// clocks no more than memberFor leases ahead of the relay's.
+// clocks no more than memberFor leases ahead of the relay's; more than
+// maxMembers of them is an error.
 func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, error) {
 	relays := r.db.Collection(Relays)
 	doc := memberDoc{ID: keyPrefix(r.db.Collection(coll)) + r.id, Coll: coll, Relay: r.id, At: date(now)}
@@ -93,15 +97,24 @@ func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, 
 	}
 	// A word dated further ahead than a relay's clock may run is no
 	// relay's: counting it would leave its share to the others' steals.
+	// Only a relay's ID, a UUID, names a relay, so that a stored word
+	// cannot make each read large, and no more than maxMembers count.
 	since, until := date(now.Add(-memberFor*r.cfg.lease)), date(now.Add(memberFor*r.cfg.lease))
-	cur, err := relays.Find(ctx, bson.D{{Key: "coll", Value: coll}, {Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}}}},
-		options.Find().SetProjection(bson.D{{Key: "relay", Value: 1}}))
+	filter := bson.D{
+		{Key: "coll", Value: coll},
+		{Key: "relay", Value: bson.D{{Key: "$regex", Value: relayIDPattern}}},
+		{Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}}},
+	}
+	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "relay", Value: 1}}).SetLimit(maxMembers+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", Relays, err)
 	}
 	var docs []memberDoc
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", Relays, err)
+	}
+	if len(docs) > maxMembers {
+		return nil, fmt.Errorf("%s holds the words of more than %d relays serving %s", Relays, maxMembers, coll)
 	}
 	ids := make([]string, 0, len(docs))
 	for _, d := range docs {
@@ -110,6 +123,13 @@ func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, 
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
 }
+
+// maxMembers is the most relays that share a collection; a relay that
+// reads the words of more works alone (see members).
+const maxMembers = 100
+
+// relayIDPattern matches a relay's ID as NewRelay makes it.
+const relayIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 // owner returns which of members a document with lease key key falls
 // to: the one with the highest hash of the key and its ID.
