@@ -11,7 +11,9 @@ import (
 // variadic parameter is ...*options.X takes ...options.Lister[options.X]
 // and reads the Listers once into structs (compat.Structs); a struct
 // passed on to the driver goes as a Lister again (compat.Of, compat.All);
-// a builder chain the body keeps becomes a struct (compat.Struct).
+// a builder chain the body keeps becomes a struct (compat.Struct). A
+// Lister's error is returned wrapped in the package's ErrInvalidArgument,
+// when it has one, after the function's name.
 
 // optionParams rewrites the variadic option parameter of a function.
 func (f *file) optionParams(fn string, ft *ast.FuncType, sig *types.Signature, body *ast.BlockStmt) {
@@ -62,7 +64,14 @@ func (f *file) optionParams(fn string, ft *ast.FuncType, sig *types.Signature, b
 	f.renamed[obj] = structs
 	f.use(compat, "compat")
 	f.use(driverV2+"/mongo/options", "options")
-	pro := "\n" + structs + ", " + perr + " := compat.Structs[options." + v2Option(name, "") + "](" + p + ")\nif " + perr + " != nil {\n" + f.failReturn(ft, sig, perr) + "\n}\n"
+	fail := perr
+	if inv := obj.Pkg().Scope().Lookup("ErrInvalidArgument"); inv != nil && fn != "" {
+		// The package's own sentinel, which callers can match, and the
+		// function's name, as its other argument errors have them.
+		f.use("fmt", "fmt")
+		fail = `fmt.Errorf("%w: ` + fn + `: %w", ErrInvalidArgument, ` + perr + ")"
+	}
+	pro := "\n" + structs + ", " + perr + " := compat.Structs[options." + v2Option(name, "") + "](" + p + ")\nif " + perr + " != nil {\n" + f.failReturn(ft, sig, fail) + "\n}\n"
 	f.insert(body.Lbrace+1, pro)
 }
 

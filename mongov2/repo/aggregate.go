@@ -29,7 +29,7 @@ import (
 func (r *Repository[T]) Aggregate(ctx context.Context, pipeline any, results any, opts ...options.Lister[options.AggregateOptions]) error {
 	optsS, optsErr := compat.Structs[options.AggregateOptions](opts)
 	if optsErr != nil {
-		return optsErr
+		return fmt.Errorf("%w: Aggregate: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Aggregate", events.OpAggregate); o != nil {

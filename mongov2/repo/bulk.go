@@ -39,7 +39,7 @@ import (
 func (r *Repository[T]) BulkWrite(ctx context.Context, models []mongo.WriteModel, opts ...options.Lister[options.BulkWriteOptions]) (*mongo.BulkWriteResult, error) {
 	optsS, optsErr := compat.Structs[options.BulkWriteOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: BulkWrite: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("BulkWrite", 0); o != nil {

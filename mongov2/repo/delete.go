@@ -217,7 +217,7 @@ func (r *Repository[T]) afterDelete(ctx context.Context, e *events.Event, n int6
 func (r *Repository[T]) FindOneAndDelete(ctx context.Context, filter any, opts ...options.Lister[options.FindOneAndDeleteOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneAndDeleteOptions](opts)
 	if optsErr != nil {
-		return *new(T), optsErr
+		return *new(T), fmt.Errorf("%w: FindOneAndDelete: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindOneAndDelete", events.OpFindOneAndDelete); o != nil {

@@ -75,7 +75,7 @@ type Page[T any] struct {
 func (r *Repository[T]) FindPage(ctx context.Context, filter any, p PageRequest, opts ...options.Lister[options.FindOptions]) (*Page[T], error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: FindPage: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindPage", events.OpFind); o != nil {

@@ -40,7 +40,7 @@ import (
 func FindAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, opts ...options.Lister[options.FindOptions]) ([]D, error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: FindAs: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if r == nil {

@@ -23,7 +23,7 @@ import (
 func FindOneAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, opts ...options.Lister[options.FindOneOptions]) (D, error) {
 	optsS, optsErr := compat.Structs[options.FindOneOptions](opts)
 	if optsErr != nil {
-		return *new(D), optsErr
+		return *new(D), fmt.Errorf("%w: FindOneAs: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if r == nil {
@@ -73,7 +73,7 @@ func findOneAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], o *eve
 func FindPageAs[D any, T mgm.Model](ctx context.Context, r *Repository[T], filter any, p PageRequest, opts ...options.Lister[options.FindOptions]) (*Page[D], error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: FindPageAs: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if r == nil {

@@ -23,7 +23,7 @@ import (
 func (r *Repository[T]) FindByID(ctx context.Context, id any, opts ...options.Lister[options.FindOneOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneOptions](opts)
 	if optsErr != nil {
-		return *new(T), optsErr
+		return *new(T), fmt.Errorf("%w: FindByID: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindByID", events.OpFind); o != nil {
@@ -51,7 +51,7 @@ func (r *Repository[T]) findByID(ctx context.Context, o *events.Operation, id an
 func (r *Repository[T]) FindOne(ctx context.Context, filter any, opts ...options.Lister[options.FindOneOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneOptions](opts)
 	if optsErr != nil {
-		return *new(T), optsErr
+		return *new(T), fmt.Errorf("%w: FindOne: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindOne", events.OpFind); o != nil {
@@ -154,7 +154,7 @@ func (r *Repository[T]) unmarshal(raw bson.Raw, v any) error {
 func (r *Repository[T]) Find(ctx context.Context, filter any, opts ...options.Lister[options.FindOptions]) ([]T, error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: Find: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Find", events.OpFind); o != nil {
@@ -191,7 +191,7 @@ func (r *Repository[T]) find(ctx context.Context, o *events.Operation, filter an
 func (r *Repository[T]) Iter(ctx context.Context, filter any, opts ...options.Lister[options.FindOptions]) (*Cursor[T], error) {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: Iter: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Iter", events.OpFind); o != nil {
@@ -230,7 +230,9 @@ func (r *Repository[T]) iter(ctx context.Context, filter any, opts []*options.Fi
 func (r *Repository[T]) All(ctx context.Context, filter any, opts ...options.Lister[options.FindOptions]) iter.Seq2[T, error] {
 	optsS, optsErr := compat.Structs[options.FindOptions](opts)
 	if optsErr != nil {
-		return func(yield func(T, error) bool) { yield(*new(T), optsErr) }
+		return func(yield func(T, error) bool) {
+			yield(*new(T), fmt.Errorf("%w: All: %w", ErrInvalidArgument, optsErr))
+		}
 	}
 
 	return func(yield func(T, error) bool) {
@@ -311,7 +313,7 @@ func (c *Cursor[T]) Close(ctx context.Context) error { return c.cur.Close(ctx) }
 func (r *Repository[T]) Count(ctx context.Context, filter any, opts ...options.Lister[options.CountOptions]) (int64, error) {
 	optsS, optsErr := compat.Structs[options.CountOptions](opts)
 	if optsErr != nil {
-		return 0, optsErr
+		return 0, fmt.Errorf("%w: Count: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Count", events.OpCount); o != nil {
@@ -344,7 +346,7 @@ func (r *Repository[T]) count(ctx context.Context, filter any, opts []*options.C
 func (r *Repository[T]) Distinct(ctx context.Context, field string, filter any, opts ...options.Lister[options.DistinctOptions]) ([]any, error) {
 	optsS, optsErr := compat.Structs[options.DistinctOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: Distinct: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Distinct", events.OpDistinct); o != nil {

@@ -36,7 +36,7 @@ import (
 func (r *Repository[T]) ReplaceOne(ctx context.Context, filter any, m T, opts ...options.Lister[options.ReplaceOptions]) (*mongo.UpdateResult, error) {
 	optsS, optsErr := compat.Structs[options.ReplaceOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: ReplaceOne: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("ReplaceOne", events.OpReplaceOne); o != nil {
@@ -103,7 +103,7 @@ func (r *Repository[T]) replaceOne(ctx context.Context, o *events.Operation, fil
 func (r *Repository[T]) FindOneAndReplace(ctx context.Context, filter any, m T, opts ...options.Lister[options.FindOneAndReplaceOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneAndReplaceOptions](opts)
 	if optsErr != nil {
-		return *new(T), optsErr
+		return *new(T), fmt.Errorf("%w: FindOneAndReplace: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindOneAndReplace", events.OpFindOneAndReplace); o != nil {

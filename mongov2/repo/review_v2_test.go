@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/mgmevents/mgmevents/mongov2/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -24,8 +25,9 @@ func (failing[T]) List() []func(*T) error {
 }
 
 // TestListerErrorIsReturned: a Lister whose setter fails makes every
-// repository method return that error, without a panic and without
-// reaching the server.
+// repository method return that error, wrapped in ErrInvalidArgument
+// after the method's name, without a panic and without reaching the
+// server.
 func TestListerErrorIsReturned(t *testing.T) {
 	_, r, db := setup[*listed](t, nil)
 	require.NoError(t, r.Insert(ctx, &listed{N: 1}))
@@ -34,6 +36,8 @@ func TestListerErrorIsReturned(t *testing.T) {
 		var err error
 		require.NotPanics(t, func() { err = call() }, name)
 		assert.ErrorIs(t, err, errLister, name)
+		assert.ErrorIs(t, err, repo.ErrInvalidArgument, name)
+		assert.ErrorContains(t, err, name+":", name)
 	}
 	check("FindByID", func() error {
 		_, err := r.FindByID(ctx, bson.NewObjectID(), failing[options.FindOneOptions]{})
@@ -96,7 +100,8 @@ type panicking func() []func(*options.FindOptions) error
 func (p panicking) List() []func(*options.FindOptions) error { return p() }
 
 // TestListerPanicIsAnError: a caller's Lister that panics, in List or in a
-// setter, gets an error from the repository, not a panic through it.
+// setter, gets an error from the repository (ErrInvalidArgument), not a
+// panic through it.
 func TestListerPanicIsAnError(t *testing.T) {
 	_, r, _ := setup[*listed](t, nil)
 	var nilFunc panicking
@@ -107,5 +112,6 @@ func TestListerPanicIsAnError(t *testing.T) {
 		var err error
 		require.NotPanics(t, func() { _, err = r.Find(ctx, bson.D{}, l) }, name)
 		assert.ErrorContains(t, err, "panicked", name)
+		assert.ErrorIs(t, err, repo.ErrInvalidArgument, name)
 	}
 }

@@ -67,7 +67,7 @@ type txState struct {
 func Transaction(ctx context.Context, client *mongo.Client, fn func(ctx context.Context) error, opts ...options.Lister[options.TransactionOptions]) error {
 	optsS, optsErr := compat.Structs[options.TransactionOptions](opts)
 	if optsErr != nil {
-		return optsErr
+		return fmt.Errorf("%w: Transaction: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if ctx == nil || fn == nil {

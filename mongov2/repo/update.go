@@ -40,7 +40,7 @@ import (
 func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts ...options.Lister[options.UpdateOneOptions]) (*mongo.UpdateResult, error) {
 	optsS, optsErr := compat.Structs[options.UpdateOneOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: UpdateOne: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("UpdateOne", events.OpUpdateOne); o != nil {
@@ -57,7 +57,7 @@ func (r *Repository[T]) UpdateOne(ctx context.Context, filter, update any, opts 
 func (r *Repository[T]) UpdateMany(ctx context.Context, filter, update any, opts ...options.Lister[options.UpdateManyOptions]) (*mongo.UpdateResult, error) {
 	optsS, optsErr := compat.Structs[options.UpdateOneOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: UpdateMany: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("UpdateMany", events.OpUpdateMany); o != nil {
@@ -119,7 +119,7 @@ func (r *Repository[T]) updateBy(ctx context.Context, o *events.Operation, op ev
 func (r *Repository[T]) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...options.Lister[options.FindOneAndUpdateOptions]) (T, error) {
 	optsS, optsErr := compat.Structs[options.FindOneAndUpdateOptions](opts)
 	if optsErr != nil {
-		return *new(T), optsErr
+		return *new(T), fmt.Errorf("%w: FindOneAndUpdate: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("FindOneAndUpdate", events.OpFindOneAndUpdate); o != nil {

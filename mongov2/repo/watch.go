@@ -39,7 +39,7 @@ import (
 func (r *Repository[T]) Watch(ctx context.Context, pipeline any, opts ...options.Lister[options.ChangeStreamOptions]) (*ChangeStream[T], error) {
 	optsS, optsErr := compat.Structs[options.ChangeStreamOptions](opts)
 	if optsErr != nil {
-		return nil, optsErr
+		return nil, fmt.Errorf("%w: Watch: %w", ErrInvalidArgument, optsErr)
 	}
 
 	if o := r.operation("Watch", events.OpWatch); o != nil {

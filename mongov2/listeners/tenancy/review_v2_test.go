@@ -5,6 +5,7 @@ package tenancy_test
 import (
 	"testing"
 
+	"github.com/mgmevents/mgmevents/mongov2/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,6 +28,7 @@ func TestTenancyInternalCommandFields(t *testing.T) {
 	require.NoError(t, xoptions.SetInternalFindOptions(find, "addCommandFields", all))
 	ms, err := r.Find(asAcme, bson.D{}, find)
 	assert.ErrorContains(t, err, "driver-internal options")
+	assert.ErrorIs(t, err, repo.ErrInvalidArgument)
 	for _, m := range ms {
 		assert.Equal(t, acme, m.Tenant, "Find read another tenant's document")
 	}
