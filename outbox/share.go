@@ -45,6 +45,7 @@ type memberDoc struct {
 type share struct {
 	mu      sync.Mutex
 	said    time.Time // when the relay last wrote its document
+	looked  time.Time // when it last read the others'
 	members []string  // the relays serving it, this one included, sorted
 }
 
@@ -56,18 +57,34 @@ const (
 	memberFor = 2
 )
 
+// lookEvery is how many times a lease a relay may read, between its
+// writes, which relays serve a collection: before each read of due
+// documents and each claim, so that relays that start together, each of
+// which may first read fewer than all, learn of each other before they
+// claim each other's documents; at most every twentieth of a lease, a
+// read of a few small documents.
+const lookEvery = 20
+
 // members says in Relays that the relay serves coll, once every half
-// lease, and reads then which relays serve it; it returns them, the
-// relay included, sorted. A relay whose write or read fails works alone
-// until the next succeeds: sharing only spares relays each other's
-// claims, and the leases keep every document to one relay either way.
+// lease, and reads which relays serve it then and, between its writes,
+// every twentieth of a lease at most; it returns them, the relay
+// included, sorted. A relay whose write or read fails works alone until
+// the next succeeds: sharing only spares relays each other's claims, and
+// the leases keep every document to one relay either way. A read between
+// writes that fails keeps what the relay knew.
 func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
 	v, _ := r.shares.LoadOrStore(coll.Name(), &share{})
 	s := v.(*share)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := r.now()
-	if now.Sub(s.said) < time.Duration(float64(r.cfg.lease)*beatEvery) && s.members != nil {
+	if s.members != nil && now.Sub(s.said) < time.Duration(float64(r.cfg.lease)*beatEvery) {
+		if now.Sub(s.looked) >= r.cfg.lease/lookEvery {
+			s.looked = now
+			if members, err := r.look(ctx, coll.Name(), now); err == nil {
+				s.members = r.withSelf(members)
+			}
+		}
 		return s.members
 	}
 	members, err := r.say(ctx, coll.Name(), now)
@@ -75,18 +92,21 @@ func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
 		r.cfg.logger.WarnContext(ctx, "outbox: relay works alone until it can read the others", "relay", r.id, "collection", coll.Name(), "error", err)
 		members = nil
 	}
+	s.said, s.looked, s.members = now, now, r.withSelf(members)
+	return s.members
+}
+
+// withSelf returns members, sorted, with the relay among them.
+func (r *Relay) withSelf(members []string) []string {
 	if !slices.Contains(members, r.id) {
 		members = append(members, r.id)
 		slices.Sort(members)
 	}
-	s.said, s.members = now, members
 	return members
 }
 
-// say writes the relay's document for coll in Relays and reads the IDs
-// of the relays that wrote theirs within memberFor leases, by their
-// clocks no more than memberFor leases ahead of the relay's; more than
-// maxMembers of them is an error.
+// say writes the relay's document for coll in Relays and reads which
+// relays serve coll (see look).
 func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, error) {
 	relays := r.db.Collection(Relays)
 	doc := memberDoc{ID: keyPrefix(r.db.Collection(coll)) + r.id, Coll: coll, Relay: r.id, At: date(now)}
@@ -94,6 +114,15 @@ func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, 
 	if err != nil {
 		return nil, fmt.Errorf("writing to %s: %w", Relays, err)
 	}
+	return r.look(ctx, coll, now)
+}
+
+// look reads the IDs of the relays that wrote their documents for coll
+// in Relays within memberFor leases, by their clocks no more than
+// memberFor leases ahead of the relay's; more than maxMembers of them is
+// an error.
+func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string, error) {
+	relays := r.db.Collection(Relays)
 	// A word dated further ahead than a relay's clock may run is no
 	// relay's: counting it would leave its share to the others' steals.
 	// Only a relay's ID, a UUID, names a relay, so that a stored word

@@ -128,6 +128,34 @@ func TestRelaysClaimTheirShare(t *testing.T) {
 	assert.Len(t, delivered, 40, "every event delivered")
 }
 
+// TestRelayLearnsOfOthersBetweenItsWords: a relay that read, when it
+// last wrote its word, that it serves the collection alone reads again,
+// a twentieth of a lease later, which relays serve it, before it reads
+// due documents or claims: so relays that start together share from
+// their first claims, instead of half a lease later.
+func TestRelayLearnsOfOthersBetweenItsWords(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	a, b, wa, _, members := sharing(t, db, c, lease, &recorder{}, &recorder{})
+	for _, r := range []*outbox.Relay{a, b} { // a says it serves the orders, alone, then b
+		_, err := r.Drain(ctx)
+		require.NoError(t, err)
+	}
+	wa.take()
+	placeOrders(t, orders, 40)
+	c.Advance(lease / 20)
+	n, err := a.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 40, n, "a delivers its share, then b's, which b does not")
+	claims, limits := wa.take()
+	require.NotEmpty(t, claims)
+	assert.EqualValues(t, 2*100, limits[0], "a reads for both")
+	for _, id := range claims[0] {
+		assert.Equal(t, a.ID(), outbox.OwnerOfLease(id, members), "a's first claim holds only its share: %s", id)
+	}
+}
+
 // TestRelaySharesWithTheLiving: a relay counts another while it has said
 // within two leases that it serves the collection, and then reads for
 // both; it delivers the other's documents too when nothing of its own is
