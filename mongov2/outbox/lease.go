@@ -145,11 +145,16 @@ func (l *leases) valid(key string) bool {
 // read in the slot before the current one is claimed for that slot too,
 // in the same write: had another relay held it then, it could have
 // delivered from it after the read, and what was read would be stale; the
-// server then refuses that lease, and the relay leaves the document. The
-// caller reads again what was read two slots ago or earlier.
+// server then refuses that lease, and the relay leaves the document. A
+// read two slots ago or earlier claims nothing, whenever the caller
+// checked its age: another relay may have delivered from the document
+// since, and the caller reads it again.
 func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (map[string]bool, error) {
 	now := l.clock.Now()
 	s, rs := l.slot(now), l.slot(read)
+	if rs < s-1 {
+		return map[string]bool{}, nil
+	}
 	var wants []want
 	l.mu.Lock()
 	for _, k := range keys {
