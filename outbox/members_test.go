@@ -12,9 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/mgmevents/mgmevents/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/mgmevents/mgmevents/repo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/event"
 	"go.mongodb.org/mongo-driver/mongo"
 )
@@ -25,6 +27,7 @@ type claimsAndReads struct {
 	mu     sync.Mutex
 	claims [][]string
 	limits []int64
+	words  int // the size of the largest reply to a read of Relays
 }
 
 func (c *claimsAndReads) monitor() *event.CommandMonitor {
@@ -43,6 +46,12 @@ func (c *claimsAndReads) monitor() *event.CommandMonitor {
 			if limit, ok := e.Command.Lookup("limit").AsInt64OK(); ok { // a read of due documents, not a count
 				c.limits = append(c.limits, limit)
 			}
+		}
+	}, Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if ns, _ := e.Reply.Lookup("cursor", "ns").StringValueOK(); e.CommandName == "find" && strings.HasSuffix(ns, "."+outbox.Relays) {
+			c.words = max(c.words, len(e.Reply))
 		}
 	}}
 }
@@ -205,11 +214,7 @@ func TestRelayCountsNoWordFromTheFuture(t *testing.T) {
 	storeWord(t, db, ghost, c.Now().Add(time.Hour))
 	storeWord(t, db, gone, c.Now().Add(-time.Hour))
 	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
-	placeOrders(t, orders, 20)
-	n, err := b.Drain(ctx) // its first Drain prunes
-	require.NoError(t, err)
-	assert.Equal(t, 20, n, "b delivers all")
-	assert.EqualValues(t, 100, firstReadLimit(t, wb), "b reads for itself alone")
+	deliversAllReading(t, orders, b, wb, 100) // its first Drain prunes
 	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: ghost}}), "the word from the future is deleted")
 	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "relay", Value: gone}}), "the word silent for ten leases is deleted")
 }
@@ -248,21 +253,62 @@ func TestRelayCountsOnlyRelaysWords(t *testing.T) {
 	}
 	storeWord(t, db, uuid.NewString(), c.Now().Add(time.Minute)) // a relay that goes on working
 	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
-	placeOrders(t, orders, 20)
-	n, err := b.Drain(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 20, n, "b delivers all")
-	assert.EqualValues(t, 200, firstReadLimit(t, wb), "b reads for itself and the other relay")
+	deliversAllReading(t, orders, b, wb, 200) // its first Drain prunes
 
 	for range 100 {
 		storeWord(t, db, uuid.NewString(), c.Now().Add(time.Minute))
 	}
 	placeOrders(t, orders, 20)
 	c.Advance(lease) // b reads the words again
-	n, err = b.Drain(ctx)
+	n, err := b.Drain(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 20, n, "b delivers all beside a hundred words")
 	assert.EqualValues(t, 100, firstReadLimit(t, wb), "b reads for itself alone")
+}
+
+// TestRelayReadsOnlyRelaysWords: whatever else Relays holds (an _id of
+// another type, a megabyte, fields of other types, a word with no date)
+// is neither sent back to a relay nor counted, and keeps it sharing with
+// the relay that wrote a word; its pruning deletes the words with no
+// date.
+func TestRelayReadsOnlyRelaysWords(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	one := uuid.NewString()
+	undated := "6:orders|" + uuid.NewString()
+	junk := []bson.D{
+		{{Key: "_id", Value: 7}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: one}, {Key: "at", Value: c.Now()}},
+		{{Key: "_id", Value: bson.D{{Key: "relay", Value: one}}}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
+		{{Key: "coll", Value: bson.A{"orders"}}, {Key: "relay", Value: bson.A{one}}, {Key: "at", Value: c.Now()}},
+		{{Key: "coll", Value: "orders"}, {Key: "relay", Value: primitive.Regex{Pattern: ".*"}}, {Key: "at", Value: c.Now()}},
+		{{Key: "_id", Value: "6:orders|" + one + strings.Repeat("a", 1<<20)}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
+		{{Key: "_id", Value: "6:orders|" + one + "\n"}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
+		{{Key: "_id", Value: "6:orderz|" + one}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
+		{{Key: "_id", Value: undated}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: one}, {Key: "at", Value: c.Now().String()}},
+	}
+	for _, d := range junk {
+		_, err := db.Collection(outbox.Relays).InsertOne(ctx, d)
+		require.NoError(t, err)
+	}
+	storeWord(t, db, uuid.NewString(), c.Now().Add(time.Minute)) // a relay that goes on working
+	_, b, _, wb, _ := sharing(t, db, c, lease, &recorder{}, &recorder{})
+	deliversAllReading(t, orders, b, wb, 200) // its first Drain prunes
+	wb.mu.Lock()
+	assert.Less(t, wb.words, 1<<10, "b reads back two small words")
+	wb.mu.Unlock()
+	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "_id", Value: undated}}), "the word with no date is deleted")
+}
+
+// deliversAllReading places 20 orders, and checks that b, watched by
+// wb, delivers them in one Drain, reading at most limit at first.
+func deliversAllReading(t *testing.T, orders *repo.Repository[*order], b *outbox.Relay, wb *claimsAndReads, limit int64) {
+	t.Helper()
+	placeOrders(t, orders, 20)
+	n, err := b.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "b delivers all")
+	assert.EqualValues(t, limit, firstReadLimit(t, wb), "b reads for %d relays", limit/100)
 }
 
 // storeWord stores in Relays, as if written by relay at at, that it

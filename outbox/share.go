@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,11 +28,13 @@ import (
 // its own in what it read claims the others' it can, newest first: so
 // the documents of a relay that lags, or stopped without a word, wait no
 // longer than its leases, and the others count a relay silent for two
-// leases out. A document of Relays that names no relay's ID counts
-// no relay, and a relay that finds the words of more than 100 relays
-// for a collection works on it alone, claiming all it reads. The leases
-// alone decide who delivers a document; the shares only spare the
-// relays each other's claims.
+// leases out. A document of Relays counts a relay only if its _id is
+// the one a relay writes, of the collection's name and the relay's ID,
+// and its date is within two leases of the relay's clock; pruning
+// deletes those with no date. A relay that finds the words of more than
+// 100 relays for a collection works on it alone, claiming all it reads.
+// The leases alone decide who delivers a document; the shares only
+// spare the relays each other's claims.
 const Relays = "outbox_relays"
 
 // memberDoc is a relay's document in Relays.
@@ -125,28 +129,33 @@ func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string,
 	relays := r.db.Collection(Relays)
 	// A word dated further ahead than a relay's clock may run is no
 	// relay's: counting it would leave its share to the others' steals.
-	// Only a relay's ID, a UUID, names a relay, so that a stored word
-	// cannot make each read large, and no more than maxMembers count.
+	// Only an _id that is the collection's prefix and a relay's ID, a
+	// UUID, names a relay, so that what else is stored in Relays is
+	// neither sent back nor decoded (and, on MongoDB, read through the
+	// _id index), and no more than maxMembers count.
+	prefix := keyPrefix(r.db.Collection(coll))
 	since, until := date(now.Add(-memberFor*r.cfg.lease)), date(now.Add(memberFor*r.cfg.lease))
 	filter := bson.D{
-		{Key: "coll", Value: coll},
-		{Key: "relay", Value: bson.D{{Key: "$regex", Value: relayIDPattern}}},
+		{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(prefix) + relayIDPattern + `\z`}}},
 		{Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}}},
 	}
-	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "relay", Value: 1}}).SetLimit(maxMembers+1))
+	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(maxMembers+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", Relays, err)
 	}
-	var docs []memberDoc
-	if err := cur.All(ctx, &docs); err != nil {
+	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
+	var ids []string
+	for cur.Next(ctx) {
+		id, ok := cur.Current.Lookup("_id").StringValueOK()
+		if relay, found := strings.CutPrefix(id, prefix); ok && found && relayID.MatchString(relay) {
+			ids = append(ids, relay)
+		}
+	}
+	if err := cur.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", Relays, err)
 	}
-	if len(docs) > maxMembers {
+	if len(ids) > maxMembers {
 		return nil, fmt.Errorf("%s holds the words of more than %d relays serving %s", Relays, maxMembers, coll)
-	}
-	ids := make([]string, 0, len(docs))
-	for _, d := range docs {
-		ids = append(ids, d.Relay)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
@@ -156,8 +165,11 @@ func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string,
 // reads the words of more works alone (see members).
 const maxMembers = 100
 
-// relayIDPattern matches a relay's ID as NewRelay makes it.
-const relayIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+// relayIDPattern matches a relay's ID as NewRelay makes it, and relayID
+// matches nothing else.
+const relayIDPattern = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+var relayID = regexp.MustCompile(`\A` + relayIDPattern + `\z`)
 
 // owner returns which of members a document with lease key key falls
 // to: the one with the highest hash of the key and its ID.
@@ -192,13 +204,14 @@ func (r *Relay) ours(docs []pendingDoc, members []string) []pendingDoc {
 }
 
 // forget deletes the documents of Relays whose relays have been silent
-// for ten leases, as pruning does for leases, and those dated ten leases
-// or more ahead.
+// for ten leases, as pruning does for leases, those dated ten leases or
+// more ahead, and those with no date, which no relay writes.
 func (r *Relay) forget(ctx context.Context, now time.Time) {
 	old, ahead := date(now.Add(-pruneEvery*r.cfg.lease)), date(now.Add(pruneEvery*r.cfg.lease))
 	_, _ = r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "$or", Value: bson.A{
 		bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: old}}}},
 		bson.D{{Key: "at", Value: bson.D{{Key: "$gt", Value: ahead}}}},
+		bson.D{{Key: "at", Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "date"}}}}}},
 	}}})
 }
 
