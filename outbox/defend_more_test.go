@@ -140,13 +140,13 @@ func TestHeldExpiredRelayCannotRemoveOthersWork(t *testing.T) {
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
 	pa := &pub{hook: func(outbox.Message) { entered <- struct{}{}; <-gate }}
 	pb := &pub{}
-	lease := 300 * time.Millisecond
+	lease := 3 * time.Second
 	a := relay(t, db, pa, outbox.WithCollections("orders"), outbox.WithLease(lease), outbox.WithRelayClock(c))
 	b := relay(t, db, pb, outbox.WithCollections("orders"), outbox.WithLease(lease), outbox.WithRelayClock(c))
 	adone := make(chan struct{})
 	go func() { defer close(adone); _, _ = a.Drain(ctx) }()
 	waitClosed(t, entered, "A publishes e1")
-	c.Advance(700 * time.Millisecond) // A's lease is over; A gives up on Publish(e1), which is stuck
+	c.Advance(7 * time.Second) // A's lease is over; A gives up on Publish(e1), which is stuck
 	waitClosed(t, adone, "A's Drain returns")
 	o.Record("e2", nil)
 	require.NoError(t, orders.Save(ctx, o))

@@ -121,9 +121,9 @@ func TestDefendHungPublishBlocksOtherDocuments(t *testing.T) {
 			close(ydone)
 		}
 	}}
-	lease := 500 * time.Millisecond
+	lease := 5 * time.Second
 	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(lease),
-		outbox.WithPollInterval(20*time.Millisecond), outbox.WithRelayClock(c))
+		outbox.WithPollInterval(200*time.Millisecond), outbox.WithRelayClock(c))
 	rctx, cancel := contextWithCancel()
 	defer cancel()
 	go func() { _ = r.Run(rctx) }()
@@ -214,7 +214,7 @@ func TestHungPublishesAreBounded(t *testing.T) {
 		}
 	}}
 	c := fakeclock.New(time.Now())
-	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(3*time.Second),
 		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithRelayClock(c))
 	// A Drain abandons a publish at the end of its lease's slot, and the
 	// document's other events wait for a later slot.
@@ -240,7 +240,7 @@ func TestHungPublishesAreBounded(t *testing.T) {
 		if n += d; n == 4 {
 			break
 		}
-		c.Advance(20 * time.Millisecond)
+		c.Advance(200 * time.Millisecond)
 	}
 	assert.Equal(t, 4, n, "every event is delivered once the publishes return")
 }
@@ -261,7 +261,7 @@ func TestHungBoundAcrossDrains(t *testing.T) {
 		running.Add(-1)
 	}}
 	c := fakeclock.New(time.Now())
-	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(600*time.Millisecond),
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(6*time.Second),
 		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(1), outbox.WithBatch(1), outbox.WithRelayClock(c))
 	stop := c.Drive()
 	var wg sync.WaitGroup
@@ -300,7 +300,7 @@ func TestHungBoundThenAllArrive(t *testing.T) {
 		}
 	}}
 	c := fakeclock.New(time.Now())
-	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(300*time.Millisecond),
+	r := relay(t, db, p, outbox.WithCollections("orders"), outbox.WithLease(3*time.Second),
 		outbox.WithBackoff(func(int) time.Duration { return 0 }), outbox.WithMaxHung(2), outbox.WithMaxAttempts(50),
 		outbox.WithRelayClock(c))
 	stop := c.Drive()
@@ -320,7 +320,7 @@ func TestHungBoundThenAllArrive(t *testing.T) {
 		if n == 0 {
 			break
 		}
-		c.Advance(20 * time.Millisecond)
+		c.Advance(200 * time.Millisecond)
 	}
 	assert.Zero(t, r.Stats().DeadLettered)
 	got := map[string]bool{}

@@ -401,7 +401,7 @@ func expiredRelayRemovesOnlyWhatItPublished(t *testing.T) {
 	o.Record("one", nil)
 	o.Record("two", nil)
 	require.NoError(t, orders.Insert(ctx, o))
-	lease := 300 * time.Millisecond
+	lease := 3 * time.Second
 	started, release := make(chan struct{}), make(chan struct{})
 	slow := &recorder{fail: func(m outbox.Message) error {
 		close(started)

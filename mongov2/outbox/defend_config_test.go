@@ -80,3 +80,35 @@ func TestDefendRepositoryWithoutOutboxDropsEvents(t *testing.T) {
 	_, err = repo.New[*order](bus, repo.WithDatabase(db))
 	assert.NoError(t, err, "with the outbox on the bus")
 }
+
+// TestNewRelayRefusesBadOptions: NewRelay refuses, with ErrInvalidRelay
+// naming the option, a lease too short to deliver anything or long
+// enough to overflow a relay's sums of leases, and the other options
+// out of range.
+func TestNewRelayRefusesBadOptions(t *testing.T) {
+	db := srv.Database(t)
+	for _, tc := range []struct {
+		opt  outbox.RelayOption
+		want string
+	}{
+		{outbox.WithLease(0), "WithLease(0s)"},
+		{outbox.WithLease(time.Millisecond), "WithLease(1ms)"},
+		{outbox.WithLease(outbox.MinLease - 1), "WithLease(999.999999ms)"},
+		{outbox.WithLease(outbox.MaxLease + 1), "WithLease(24h0m0.000000001s)"},
+		{outbox.WithLease(100 * 365 * 24 * time.Hour), "WithLease(876000h0m0s)"},
+		{outbox.WithMaxAttempts(0), "WithMaxAttempts(0)"},
+		{outbox.WithBackoff(nil), "WithBackoff(nil)"},
+		{outbox.WithPollInterval(0), "WithPollInterval(0s)"},
+		{outbox.WithBatch(0), "WithBatch(0)"},
+		{outbox.WithLogger(nil), "WithLogger(nil)"},
+		{outbox.WithRelayClock(nil), "WithRelayClock(nil)"},
+	} {
+		_, err := outbox.NewRelay(db, &pub{}, tc.opt)
+		require.ErrorIs(t, err, outbox.ErrInvalidRelay, tc.want)
+		assert.ErrorContains(t, err, tc.want)
+	}
+	for _, d := range []time.Duration{outbox.MinLease, outbox.MaxLease} {
+		_, err := outbox.NewRelay(db, &pub{}, outbox.WithLease(d))
+		assert.NoError(t, err, "WithLease(%v)", d)
+	}
+}

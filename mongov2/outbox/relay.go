@@ -65,8 +65,18 @@ func WithCollections(names ...string) RelayOption {
 // one batch of a document's events; a relay that stops (or dies) keeps
 // its documents from the others no longer than this. Every relay of a
 // database leases for as long: the first records its length in Leases,
-// and Drain fails with ErrInvalidRelay for a relay with another.
+// and Drain fails with ErrInvalidRelay for a relay with another. NewRelay
+// refuses a lease shorter than MinLease or longer than MaxLease.
 func WithLease(d time.Duration) RelayOption { return func(c *relayConfig) { c.lease = d } }
+
+// MinLease and MaxLease bound WithLease: a shorter lease ends before a
+// relay can read, claim and publish a document, so that the relay would
+// deliver nothing; a longer one keeps a stopped relay's documents from
+// the others for more than a day.
+const (
+	MinLease = time.Second
+	MaxLease = 24 * time.Hour
+)
 
 // WithMaxAttempts sets how many times a message is published before it
 // moves to DeadLetters; the default is 10.
@@ -170,8 +180,8 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 		o(&c)
 	}
 	switch {
-	case c.lease <= 0:
-		return nil, fmt.Errorf("%w: WithLease(%v): want > 0", ErrInvalidRelay, c.lease)
+	case c.lease < MinLease || c.lease > MaxLease:
+		return nil, fmt.Errorf("%w: WithLease(%v): want %v to %v", ErrInvalidRelay, c.lease, MinLease, MaxLease)
 	case c.maxAttempts < 1:
 		return nil, fmt.Errorf("%w: WithMaxAttempts(%d): want ≥ 1", ErrInvalidRelay, c.maxAttempts)
 	case c.backoff == nil:

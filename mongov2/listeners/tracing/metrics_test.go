@@ -131,7 +131,7 @@ func TestPendingMetrics(t *testing.T) {
 		o.Record("placed", nil)
 		require.NoError(t, orders.Insert(ctx, o))
 	}
-	lease := 50 * time.Millisecond
+	lease := time.Second
 	opts := []outbox.RelayOption{outbox.WithLease(lease), outbox.WithBackoff(func(int) time.Duration { return 0 }),
 		outbox.WithLogger(slog.New(slog.DiscardHandler)), outbox.WithRelayClock(c)}
 	failing, err := outbox.NewRelay(one, outbox.PublisherFunc(func(context.Context, outbox.Message) error { return errors.New("broker down") }), opts...)
