@@ -66,16 +66,16 @@ func WithCollections(names ...string) RelayOption {
 // its documents from the others no longer than this. Every relay of a
 // database leases for as long: the first records its length in Leases,
 // and Drain fails with ErrInvalidRelay for a relay with another. NewRelay
-// refuses a lease shorter than MinLease or longer than MaxLease.
+// refuses a lease shorter than a second or longer than a day.
 func WithLease(d time.Duration) RelayOption { return func(c *relayConfig) { c.lease = d } }
 
-// MinLease and MaxLease bound WithLease: a shorter lease ends before a
+// minLease and maxLease bound WithLease: a shorter lease ends before a
 // relay can read, claim and publish a document, so that the relay would
 // deliver nothing; a longer one keeps a stopped relay's documents from
 // the others for more than a day.
 const (
-	MinLease = time.Second
-	MaxLease = 24 * time.Hour
+	minLease = time.Second
+	maxLease = 24 * time.Hour
 )
 
 // WithMaxAttempts sets how many times a message is published before it
@@ -180,8 +180,8 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 		o(&c)
 	}
 	switch {
-	case c.lease < MinLease || c.lease > MaxLease:
-		return nil, fmt.Errorf("%w: WithLease(%v): want %v to %v", ErrInvalidRelay, c.lease, MinLease, MaxLease)
+	case c.lease < minLease || c.lease > maxLease:
+		return nil, fmt.Errorf("%w: WithLease(%v): want %v to %v", ErrInvalidRelay, c.lease, minLease, maxLease)
 	case c.maxAttempts < 1:
 		return nil, fmt.Errorf("%w: WithMaxAttempts(%d): want ≥ 1", ErrInvalidRelay, c.maxAttempts)
 	case c.backoff == nil:
