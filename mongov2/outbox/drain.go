@@ -49,9 +49,18 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		members := r.members(ctx, coll)
 		limit := readLimit(r.cfg.batch, len(members))
 		readAt := r.now()
-		docs, err := r.due(ctx, coll, dueFilter(readAt, others), limit)
-		if err != nil || len(docs) == 0 {
+		docs, bad, err := r.due(ctx, coll, dueFilter(readAt, others), limit)
+		if err != nil {
 			return total, err
+		}
+		if len(bad) > 0 { // left out of the next read, and for a while of every relay's
+			others = append(others, r.setAside(ctx, coll, bad)...)
+			if len(docs) == 0 && len(others) < maxOthers {
+				continue
+			}
+		}
+		if len(docs) == 0 {
+			return total, nil
 		}
 		// The relay's share of what it read, or, when none of it falls
 		// to the relay, all of it: documents whose relays stopped or lag.
@@ -189,24 +198,26 @@ func (r *Relay) renew(ctx context.Context, docs []pendingDoc, mine map[string]bo
 // maxOthers is how many documents held by other relays one Drain skips.
 const maxOthers = 1000
 
-// due reads up to limit documents with work, oldest due first.
-func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D, limit int) ([]pendingDoc, error) {
+// due reads up to limit documents with work, oldest due first; it
+// returns apart those whose Field it cannot decode (see setAside).
+func (r *Relay) due(ctx context.Context, coll *mongo.Collection, filter bson.D, limit int) (docs []pendingDoc, bad []badDoc, err error) {
 	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: path(partDue), Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(limit)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cur.Close(ctx)
-	var docs []pendingDoc
 	for cur.Next(ctx) {
+		raw := bson.Raw(append([]byte(nil), cur.Current...))
 		var d pendingDoc
-		if err := bson.Unmarshal(cur.Current, &d); err != nil { // the default registry, as written
-			return nil, fmt.Errorf("reading %s of a document: %w", Field, err)
+		if err := bson.Unmarshal(raw, &d); err != nil { // the default registry, as written
+			bad = append(bad, badDoc{raw: raw, err: err})
+			continue
 		}
-		d.raw = bson.Raw(append([]byte(nil), cur.Current...))
+		d.raw = raw
 		d.key = keyPrefix(coll) + idKey(d.ID)
 		docs = append(docs, d)
 	}
-	return docs, cur.Err()
+	return docs, bad, cur.Err()
 }
 
 // keyPrefix is how the lease keys of coll's documents start.

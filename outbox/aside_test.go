@@ -1,0 +1,66 @@
+package outbox_test
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/mgmevents/mgmevents/internal/fakeclock"
+	"github.com/mgmevents/mgmevents/outbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.mongodb.org/mongo-driver/bson"
+	"go.mongodb.org/mongo-driver/bson/primitive"
+)
+
+// TestRelaySetsAsideADocumentItCannotRead: a due document whose outbox
+// field does not decode (written by hand, or by other code) holds up no
+// other document: the relay delivers the rest, warns of it by collection
+// and _id, and sets it aside for an hour, so that the next Drains do not
+// read it; a field that is no document at all stays out of each Drain.
+func TestRelaySetsAsideADocumentItCannotRead(t *testing.T) {
+	for name, box := range map[string]any{
+		"q a number":     bson.D{{Key: "q", Value: 5}},
+		"n a string":     bson.D{{Key: "q", Value: bson.A{"x"}}, {Key: "n", Value: "many"}},
+		"e an array":     bson.D{{Key: "q", Value: bson.A{"x"}}, {Key: "e", Value: bson.A{1}}},
+		"a.n a fraction": bson.D{{Key: "q", Value: bson.A{"x"}}, {Key: "a", Value: bson.D{{Key: "x", Value: bson.D{{Key: "n", Value: 1.5}}}}}},
+		"an array":       bson.A{bson.D{{Key: "q", Value: 5}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lease := 30 * time.Second
+			c := fakeclock.New(slotStart(lease))
+			orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+			due := primitive.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+			if d, ok := box.(bson.D); ok {
+				box = append(d, bson.E{Key: "due", Value: due})
+			} else {
+				box = bson.A{bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}
+			}
+			_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: box}})
+			require.NoError(t, err)
+			placeOrders(t, orders, 5)
+			var logs bytes.Buffer
+			r := newRelay(t, db, &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c),
+				outbox.WithCollections("orders"), outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			n, err := r.Drain(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 5, n, "the other documents are delivered")
+			assert.Contains(t, logs.String(), "collection=orders subject=poison")
+			assert.Contains(t, logs.String(), "cannot be read")
+			logs.Reset()
+			c.Advance(lease)
+			n, err = r.Drain(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n)
+			if _, isArray := box.(bson.A); isArray {
+				return
+			}
+			assert.Empty(t, logs.String(), "the next Drain leaves it")
+			c.Advance(time.Hour)
+			_, err = r.Drain(ctx)
+			require.NoError(t, err)
+			assert.Contains(t, logs.String(), "subject=poison", "an hour later, the relay warns of it again")
+		})
+	}
+}
