@@ -69,6 +69,9 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 		for i, d := range chunk {
 			keys[i] = leaseKey{d.key, d.ID}
 		}
+		if err := r.canPublish(); err != nil {
+			return worked, total, true, err
+		}
 		mine, err := r.leases.claim(ctx, keys, readAt)
 		if err != nil {
 			return worked, total, true, err

@@ -57,8 +57,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		var err error
 		if ok {
 			if n, started := r.startPublish(); !started {
-				return out, fmt.Errorf("%w: %d publishes are still running, %d of them given up on at their deadline; Publish must return when its context ends",
-					ErrPublishHung, n, r.hung.Load())
+				return out, r.hungError(n)
 			}
 			err = r.publish(ctx, m, r.leases.until(d.key))
 		} else {
@@ -143,6 +142,23 @@ const (
 	returned
 	abandoned
 )
+
+// hungError is the error of a relay that starts no publish, n of its
+// publishes running.
+func (r *Relay) hungError(n int64) error {
+	return fmt.Errorf("%w: %d publishes are still running, %d of them given up on at their deadline; Publish must return when its context ends",
+		ErrPublishHung, n, r.hung.Load())
+}
+
+// canPublish returns hungError while the relay would start no publish,
+// so that it claims no document it cannot deliver, which it would keep
+// from the other relays while it renews its leases.
+func (r *Relay) canPublish() error {
+	if n := r.running.Load(); n >= r.cfg.maxHung {
+		return r.hungError(n)
+	}
+	return nil
+}
 
 // startPublish counts a publish about to start in r.running, unless
 // MaxHungPublishes of the relay's publishes are running already; then it
