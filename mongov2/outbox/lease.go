@@ -33,36 +33,44 @@ import (
 // length every relay of the database uses (see agree).
 const lengthID = "length"
 
-// lengthDoc is that document.
-type lengthDoc struct {
-	ID    string `bson:"_id"`
-	Nanos int64  `bson:"ns"`
-}
-
 // agree makes sure that every relay of the database leases for as long as
 // this one: the first relay records its length in Leases, and a relay
 // with another length is refused, since slots of other lengths have other
 // _ids, so that two relays could hold one document at once. It reads
 // again at every Drain (one read by _id), so that the document, deleted
-// while no relay runs, takes a new length.
+// while no relay runs, takes a new length. A document that holds no
+// length a relay writes refuses every relay too, saying so.
 func (l *leases) agree(ctx context.Context) error {
-	var doc lengthDoc
-	err := l.coll.FindOne(ctx, bson.D{{Key: "_id", Value: lengthID}}).Decode(&doc)
+	byID := bson.D{{Key: "_id", Value: lengthID}}
+	raw, err := l.coll.FindOne(ctx, byID).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		doc = lengthDoc{ID: lengthID, Nanos: int64(l.d)}
-		_, err = l.coll.InsertOne(ctx, doc)
+		_, err = l.coll.InsertOne(ctx, lengthDoc{ID: lengthID, Nanos: int64(l.d)})
+		if err == nil {
+			return nil
+		}
 		if mongo.IsDuplicateKeyError(err) { // another relay recorded it first
-			err = l.coll.FindOne(ctx, bson.D{{Key: "_id", Value: lengthID}}).Decode(&doc)
+			raw, err = l.coll.FindOne(ctx, byID).Raw()
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("outbox: reading the relays' lease length in %s: %w", l.coll.Name(), err)
 	}
-	if time.Duration(doc.Nanos) != l.d {
+	ns, ok := raw.Lookup("ns").Int64OK()
+	if d := time.Duration(ns); !ok || d < minLease || d > maxLease {
+		return fmt.Errorf("%w: document %q of %s holds no lease length a relay writes (an int64 of nanoseconds, %v to %v, in ns); stop every relay and delete that document",
+			ErrInvalidRelay, lengthID, l.coll.Name(), minLease, maxLease)
+	}
+	if time.Duration(ns) != l.d {
 		return fmt.Errorf("%w: WithLease(%v), but the relays of this database lease for %v (document %q of %s): relays with other lengths could hold one document at once, so each must lease for as long; to change it, stop every relay and delete that document",
-			ErrInvalidRelay, l.d, time.Duration(doc.Nanos), lengthID, l.coll.Name())
+			ErrInvalidRelay, l.d, time.Duration(ns), lengthID, l.coll.Name())
 	}
 	return nil
+}
+
+// lengthDoc is that document.
+type lengthDoc struct {
+	ID    string `bson:"_id"`
+	Nanos int64  `bson:"ns"`
 }
 
 // leaseDoc is a lease as stored.
@@ -254,7 +262,21 @@ func (l *leases) prune(ctx context.Context) bool {
 	}
 	l.mu.Unlock()
 	if due {
-		_, _ = l.coll.DeleteMany(ctx, bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: date(now.Add(-2 * l.d))}}}})
+		_, _ = l.coll.DeleteMany(ctx, staleLeases(now, l.d))
 	}
 	return due
+}
+
+// staleLeases selects the documents of Leases that no relay holds at now,
+// by a clock within pruneEvery leases of now: those of slots that ended
+// pruneEvery leases ago, and those no relay writes, of slots that far
+// ahead or with no end.
+func staleLeases(now time.Time, d time.Duration) bson.D {
+	old, ahead := date(now.Add(-pruneEvery*d)), date(now.Add(pruneEvery*d))
+	return bson.D{{Key: "_id", Value: bson.D{{Key: "$ne", Value: lengthID}}}, {Key: "$or", Value: bson.A{
+		bson.D{{Key: "until", Value: bson.D{{Key: "$lt", Value: old}}}},
+		bson.D{{Key: "until", Value: bson.D{{Key: "$gt", Value: ahead}}}},
+		bson.D{{Key: "until", Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "date"}}}}}},
+		bson.D{{Key: "until", Value: bson.D{{Key: "$type", Value: "array"}}}},
+	}}}
 }
