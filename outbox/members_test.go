@@ -267,10 +267,9 @@ func TestRelayCountsOnlyRelaysWords(t *testing.T) {
 }
 
 // TestRelayReadsOnlyRelaysWords: whatever else Relays holds (an _id of
-// another type, a megabyte, fields of other types, a word with no date)
-// is neither sent back to a relay nor counted, and keeps it sharing with
-// the relay that wrote a word; its pruning deletes the words with no
-// date.
+// another type, a megabyte, fields of other types, a word with no date
+// or with many) is neither sent back to a relay nor counted, and keeps it
+// sharing with the relay that wrote a word; its pruning deletes all of it.
 func TestRelayReadsOnlyRelaysWords(t *testing.T) {
 	lease := 30 * time.Second
 	c := fakeclock.New(slotStart(lease))
@@ -286,6 +285,7 @@ func TestRelayReadsOnlyRelaysWords(t *testing.T) {
 		{{Key: "_id", Value: "6:orders|" + one + "\n"}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
 		{{Key: "_id", Value: "6:orderz|" + one}, {Key: "coll", Value: "orders"}, {Key: "at", Value: c.Now()}},
 		{{Key: "_id", Value: undated}, {Key: "coll", Value: "orders"}, {Key: "relay", Value: one}, {Key: "at", Value: c.Now().String()}},
+		{{Key: "_id", Value: "6:orders|" + uuid.NewString()}, {Key: "at", Value: bson.A{c.Now().Add(-9 * lease), c.Now().Add(9 * lease)}}},
 	}
 	for _, d := range junk {
 		_, err := db.Collection(outbox.Relays).InsertOne(ctx, d)
@@ -298,6 +298,7 @@ func TestRelayReadsOnlyRelaysWords(t *testing.T) {
 	assert.Less(t, wb.words, 1<<10, "b reads back two small words")
 	wb.mu.Unlock()
 	assert.Zero(t, count(t, db, outbox.Relays, bson.D{{Key: "_id", Value: undated}}), "the word with no date is deleted")
+	assert.EqualValues(t, 3, count(t, db, outbox.Relays, bson.D{}), "pruning leaves only the words of relays: b's, the other's, and one of another collection")
 }
 
 // deliversAllReading places 20 orders, and checks that b, watched by

@@ -137,7 +137,7 @@ func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string,
 	since, until := date(now.Add(-memberFor*r.cfg.lease)), date(now.Add(memberFor*r.cfg.lease))
 	filter := bson.D{
 		{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(prefix) + relayIDPattern + `\z`}}},
-		{Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}}},
+		{Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}},
 	}
 	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(maxMembers+1))
 	if err != nil {
@@ -205,15 +205,22 @@ func (r *Relay) ours(docs []pendingDoc, members []string) []pendingDoc {
 
 // forget deletes the documents of Relays whose relays have been silent
 // for ten leases, as pruning does for leases, those dated ten leases or
-// more ahead, and those with no date, which no relay writes.
+// more ahead, and those no relay writes: with no date, or an _id that
+// names no relay.
 func (r *Relay) forget(ctx context.Context, now time.Time) {
 	old, ahead := date(now.Add(-pruneEvery*r.cfg.lease)), date(now.Add(pruneEvery*r.cfg.lease))
 	_, _ = r.db.Collection(Relays).DeleteMany(ctx, bson.D{{Key: "$or", Value: bson.A{
 		bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: old}}}},
 		bson.D{{Key: "at", Value: bson.D{{Key: "$gt", Value: ahead}}}},
 		bson.D{{Key: "at", Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "date"}}}}}},
+		bson.D{{Key: "at", Value: bson.D{{Key: "$type", Value: "array"}}}},
+		bson.D{{Key: "_id", Value: bson.D{{Key: "$not", Value: primitive.Regex{Pattern: wordIDPattern}}}}},
 	}}})
 }
+
+// wordIDPattern matches the _id of a relay's document of Relays, of any
+// collection (see keyPrefix).
+const wordIDPattern = `^[0-9]+:[\s\S]*\|` + relayIDPattern + `\z`
 
 // leaveTimeout bounds leave's write.
 const leaveTimeout = 5 * time.Second
