@@ -4,11 +4,14 @@ package outbox
 
 import (
 	"fmt"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// subject is a document's _id as Message.Subject: hex for an ObjectID.
+// subject is a document's _id as Message.Subject: hex for an ObjectID,
+// the string itself, or else relaxed extended JSON, which tells apart
+// _ids such as {a: 1} and {a: "1"}.
 func subject(id any) string {
 	switch v := id.(type) {
 	case bson.ObjectID:
@@ -16,10 +19,11 @@ func subject(id any) string {
 	case string:
 		return v
 	}
-	return fmt.Sprint(id)
+	return extJSON(id, false)
 }
 
-// idKey is a document's _id in a lease key, its type told apart.
+// idKey is a document's _id in a lease key and in Seqs, its type told
+// apart: canonical extended JSON but for an ObjectID or a string.
 func idKey(id any) string {
 	switch v := id.(type) {
 	case bson.ObjectID:
@@ -27,7 +31,17 @@ func idKey(id any) string {
 	case string:
 		return "s:" + v
 	}
-	return fmt.Sprintf("%T:%v", id, id)
+	return "j:" + extJSON(id, true)
+}
+
+// extJSON is id as extended JSON, canonical or relaxed; one the driver
+// cannot write, as it read it, is told by its type and Go syntax.
+func extJSON(id any, canonical bool) string {
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: id}}, canonical, false)
+	if s, ok := strings.CutPrefix(string(b), `{"v":`); err == nil && ok {
+		return strings.TrimSuffix(s, "}")
+	}
+	return fmt.Sprintf("%T:%#v", id, id)
 }
 
 // tenant reads the tenant field of a document, or "".

@@ -18,7 +18,7 @@ type Message struct {
 	ID      string    // unique per event (UUIDv7); consumers de-duplicate on it
 	Type    string    // as recorded
 	Source  string    // the collection
-	Subject string    // the document's _id as a string (hex for an ObjectID)
+	Subject string    // the document's _id as a string: hex for an ObjectID, the string itself, or relaxed extended JSON
 	Tenant  string    // the model's tenant, when it has a tenant field
 	Seq     int64     // 1, 2, 3, … per document _id, in the order recorded, continued by a document inserted again under the _id of a removed one (see Seqs)
 	Time    time.Time // when it was recorded
