@@ -50,6 +50,7 @@ type share struct {
 	mu      sync.Mutex
 	said    time.Time // when the relay last wrote its document
 	looked  time.Time // when it last read the others'
+	warned  time.Time // when it last warned of a clock ahead of its own
 	members []string  // the relays serving it, this one included, sorted
 }
 
@@ -77,27 +78,50 @@ const lookEvery = 20
 // the leases keep every document to one relay either way. A read between
 // writes that fails keeps what the relay knew.
 func (r *Relay) members(ctx context.Context, coll *mongo.Collection) []string {
-	v, _ := r.shares.LoadOrStore(coll.Name(), &share{})
-	s := v.(*share)
+	stored, _ := r.shares.LoadOrStore(coll.Name(), &share{})
+	s := stored.(*share)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := r.now()
 	if s.members != nil && now.Sub(s.said) < time.Duration(float64(r.cfg.lease)*beatEvery) {
 		if now.Sub(s.looked) >= r.cfg.lease/lookEvery {
 			s.looked = now
-			if members, err := r.look(ctx, coll.Name(), now); err == nil {
-				s.members = r.withSelf(members)
+			if v, err := r.look(ctx, coll.Name(), now); err == nil {
+				s.members = r.withSelf(v.ids)
+				r.warnAhead(ctx, s, coll.Name(), v, now)
 			}
 		}
 		return s.members
 	}
-	members, err := r.say(ctx, coll.Name(), now)
+	v, err := r.say(ctx, coll.Name(), now)
 	if err != nil && ctx.Err() == nil {
 		r.cfg.logger.WarnContext(ctx, "outbox: relay works alone until it can read the others", "relay", r.id, "collection", coll.Name(), "error", err)
-		members = nil
+		v = view{}
 	}
-	s.said, s.looked, s.members = now, now, r.withSelf(members)
+	s.said, s.looked, s.members = now, now, r.withSelf(v.ids)
+	r.warnAhead(ctx, s, coll.Name(), v, now)
 	return s.members
+}
+
+// view is what a relay read of the relays serving a collection: their
+// IDs, and the word dated furthest ahead of its clock, of which relay.
+type view struct {
+	ids   []string
+	ahead time.Duration
+	by    string
+}
+
+// warnAhead warns, once a lease at most, when v holds a word dated more
+// than a third of a lease ahead of the relay's clock: a word is dated by
+// its relay's clock when written, so that relay's clock runs at least as
+// far ahead, further than relays may differ (see WithLease).
+func (r *Relay) warnAhead(ctx context.Context, s *share, coll string, v view, now time.Time) {
+	if v.ahead <= r.cfg.lease/3 || now.Sub(s.warned) < r.cfg.lease {
+		return
+	}
+	s.warned = now
+	r.cfg.logger.WarnContext(ctx, "outbox: another relay's clock runs ahead of this one's by more than a third of the lease; relays whose clocks differ by that much may publish an event twice at once",
+		"relay", r.id, "collection", coll, "other", v.by, "ahead", v.ahead, "lease", r.cfg.lease)
 }
 
 // withSelf returns members, sorted, with the relay among them.
@@ -111,12 +135,12 @@ func (r *Relay) withSelf(members []string) []string {
 
 // say writes the relay's document for coll in Relays and reads which
 // relays serve coll (see look).
-func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, error) {
+func (r *Relay) say(ctx context.Context, coll string, now time.Time) (view, error) {
 	relays := r.db.Collection(Relays)
 	doc := memberDoc{ID: keyPrefix(r.db.Collection(coll)) + r.id, Coll: coll, Relay: r.id, At: date(now)}
 	_, err := relays.ReplaceOne(ctx, bson.D{{Key: "_id", Value: doc.ID}}, doc, options.Replace().SetUpsert(true))
 	if err != nil {
-		return nil, fmt.Errorf("writing to %s: %w", Relays, err)
+		return view{}, fmt.Errorf("writing to %s: %w", Relays, err)
 	}
 	return r.look(ctx, coll, now)
 }
@@ -125,7 +149,7 @@ func (r *Relay) say(ctx context.Context, coll string, now time.Time) ([]string, 
 // in Relays within memberFor leases, by their clocks no more than
 // memberFor leases ahead of the relay's; more than maxMembers of them is
 // an error.
-func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string, error) {
+func (r *Relay) look(ctx context.Context, coll string, now time.Time) (view, error) {
 	relays := r.db.Collection(Relays)
 	// A word dated further ahead than a relay's clock may run is no
 	// relay's: counting it would leave its share to the others' steals.
@@ -139,26 +163,34 @@ func (r *Relay) look(ctx context.Context, coll string, now time.Time) ([]string,
 		{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(prefix) + relayIDPattern + `\z`}}},
 		{Key: "at", Value: bson.D{{Key: "$gt", Value: since}, {Key: "$lte", Value: until}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}},
 	}
-	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(maxMembers+1))
+	cur, err := relays.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "at", Value: 1}}).SetLimit(maxMembers+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", Relays, err)
+		return view{}, fmt.Errorf("reading %s: %w", Relays, err)
 	}
 	defer func() { _ = cur.Close(context.WithoutCancel(ctx)) }()
-	var ids []string
+	var v view
 	for cur.Next(ctx) {
 		id, ok := cur.Current.Lookup("_id").StringValueOK()
-		if relay, found := strings.CutPrefix(id, prefix); ok && found && relayID.MatchString(relay) {
-			ids = append(ids, relay)
+		relay, found := strings.CutPrefix(id, prefix)
+		if !ok || !found || !relayID.MatchString(relay) {
+			continue
+		}
+		v.ids = append(v.ids, relay)
+		if at, ok := cur.Current.Lookup("at").DateTimeOK(); ok && relay != r.id {
+			if ahead := time.UnixMilli(at).Sub(now); ahead > v.ahead {
+				v.ahead, v.by = ahead, relay
+			}
 		}
 	}
 	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", Relays, err)
+		return view{}, fmt.Errorf("reading %s: %w", Relays, err)
 	}
-	if len(ids) > maxMembers {
-		return nil, fmt.Errorf("%s holds the words of more than %d relays serving %s", Relays, maxMembers, coll)
+	if len(v.ids) > maxMembers {
+		return view{}, fmt.Errorf("%s holds the words of more than %d relays serving %s", Relays, maxMembers, coll)
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
+	slices.Sort(v.ids)
+	v.ids = slices.Compact(v.ids)
+	return v, nil
 }
 
 // maxMembers is the most relays that share a collection; a relay that

@@ -3,7 +3,9 @@
 package outbox_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -339,4 +341,35 @@ func count(t testing.TB, db *mongo.Database, coll string, filter bson.D) int64 {
 	n, err := db.Collection(coll).CountDocuments(ctx, filter)
 	require.NoError(t, err)
 	return n
+}
+
+// TestRelayWarnsOfAClockAhead: a relay that reads the word of another
+// whose clock runs more than a third of a lease ahead of its own warns of
+// it, naming the other, once a lease at most; one a quarter of a lease
+// ahead is within what relays may differ, and draws no warning.
+func TestRelayWarnsOfAClockAhead(t *testing.T) {
+	lease := 30 * time.Second
+	for _, tc := range []struct {
+		ahead time.Duration
+		warns bool
+	}{{lease / 4, false}, {lease / 2, true}} {
+		c := fakeclock.New(slotStart(lease))
+		_, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+		other := uuid.NewString()
+		storeWord(t, db, other, c.Now().Add(tc.ahead))
+		var logs bytes.Buffer
+		r := newRelay(t, db, &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+			outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		for range 3 { // within one lease
+			_, err := r.Drain(ctx)
+			require.NoError(t, err)
+			c.Advance(lease / 4)
+		}
+		if !tc.warns {
+			assert.NotContains(t, logs.String(), "clock runs ahead", "%v ahead", tc.ahead)
+			continue
+		}
+		assert.Equal(t, 1, strings.Count(logs.String(), "clock runs ahead"), "%v ahead: %s", tc.ahead, logs.String())
+		assert.Contains(t, logs.String(), "other="+other)
+	}
 }

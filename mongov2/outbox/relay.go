@@ -66,7 +66,9 @@ func WithCollections(names ...string) RelayOption {
 // its documents from the others no longer than this. Every relay of a
 // database leases for as long: the first records its length in Leases,
 // and Drain fails with ErrInvalidRelay for a relay with another. NewRelay
-// refuses a lease shorter than a second or longer than a day.
+// refuses a lease shorter than a second or longer than a day. The relays'
+// clocks must agree within a third of the lease: a relay warns when it
+// reads the word of one whose clock runs further ahead (see Relays).
 func WithLease(d time.Duration) RelayOption { return func(c *relayConfig) { c.lease = d } }
 
 // minLease and maxLease bound WithLease: a shorter lease ends before a
