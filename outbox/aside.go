@@ -21,29 +21,41 @@ type badDoc struct {
 // then the relays read it, and warn of it, again.
 const asideFor = time.Hour
 
-// setAside sets aside each of bad for asideFor, by the backoff's hold,
-// unless its Field has changed since the read, and warns of it, naming
-// the collection, the document and what failed. It returns their _ids.
-// A document it cannot set aside (its Field is no document) stays out of
-// this Drain's reads only.
+// maxLogged is the most bytes of an _id a warning holds.
+const maxLogged = 200
+
+// setAside sets aside each of bad for asideFor, by the backoff's hold, in
+// one write, unless its Field has changed since the read to none of what
+// was read (the next read decides then), and warns of them once, naming the collection, how many, and
+// the first one and what failed. It returns the _ids of those it could
+// not set aside, which the caller leaves out of its next reads.
 func (r *Relay) setAside(ctx context.Context, coll *mongo.Collection, bad []badDoc) bson.A {
-	ids := make(bson.A, 0, len(bad))
+	var kept bson.A
+	var aside int64
 	until := r.now().Add(asideFor)
-	for _, b := range bad {
-		id := b.raw.Lookup("_id")
-		ids = append(ids, id)
-		filter := bson.D{{Key: "_id", Value: id}, {Key: Field, Value: b.raw.Lookup(Field)}}
-		_, err := coll.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: path(partHold), Value: date(until)}}}})
-		attrs := []any{"collection", coll.Name(), "subject", subject(rawID(id)), "error", b.err}
-		if err != nil {
-			r.cfg.logger.WarnContext(ctx, "outbox: a document's "+Field+" cannot be read, and the relay could not set it aside; its events wait until it is repaired",
-				append(attrs, "set aside", err)...)
-			continue
-		}
-		r.cfg.logger.WarnContext(ctx, "outbox: a document's "+Field+" cannot be read; its events wait until it is repaired, and the relays leave it for a while",
-			append(attrs, "until", until)...)
+	ids, boxes := make(bson.A, len(bad)), make(bson.A, len(bad))
+	for i, b := range bad {
+		ids[i], boxes[i] = b.raw.Lookup("_id"), b.raw.Lookup(Field)
 	}
-	return ids
+	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: Field, Value: bson.D{{Key: "$in", Value: boxes}}}}
+	res, failed := coll.UpdateMany(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: path(partHold), Value: date(until)}}}})
+	if failed != nil {
+		for _, b := range bad {
+			kept = append(kept, b.raw.Lookup("_id"))
+		}
+	} else {
+		aside = res.MatchedCount
+	}
+	first := subject(rawID(bad[0].raw.Lookup("_id")))
+	if len(first) > maxLogged {
+		first = first[:maxLogged] + "…"
+	}
+	attrs := []any{"collection", coll.Name(), "documents", len(bad), "aside", aside, "first", first, "error", bad[0].err}
+	if failed != nil {
+		attrs = append(attrs, "aside error", failed)
+	}
+	r.cfg.logger.WarnContext(ctx, "outbox: documents' "+Field+" cannot be read; their events wait until they are repaired, and the relays leave them for an hour", append(attrs, "until", until)...)
+	return kept
 }
 
 // rawID is a document's _id read raw, as the relay reads it decoded.

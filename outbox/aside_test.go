@@ -18,7 +18,7 @@ import (
 // field does not decode (written by hand, or by other code) holds up no
 // other document: the relay delivers the rest, warns of it by collection
 // and _id, and sets it aside for an hour, so that the next Drains do not
-// read it; a field that is no document at all stays out of each Drain.
+// read it; an array, which no relay writes, is not read at all.
 func TestRelaySetsAsideADocumentItCannotRead(t *testing.T) {
 	for name, box := range map[string]any{
 		"q a number":     bson.D{{Key: "q", Value: 5}},
@@ -46,21 +46,69 @@ func TestRelaySetsAsideADocumentItCannotRead(t *testing.T) {
 			n, err := r.Drain(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, 5, n, "the other documents are delivered")
-			assert.Contains(t, logs.String(), "collection=orders subject=poison")
+			if _, isArray := box.(bson.A); isArray {
+				assert.Empty(t, logs.String(), "an array is no relay's, and not read")
+				return
+			}
+			assert.Contains(t, logs.String(), "collection=orders documents=1 aside=1 first=poison")
 			assert.Contains(t, logs.String(), "cannot be read")
 			logs.Reset()
 			c.Advance(lease)
 			n, err = r.Drain(ctx)
 			require.NoError(t, err)
 			assert.Zero(t, n)
-			if _, isArray := box.(bson.A); isArray {
-				return
-			}
 			assert.Empty(t, logs.String(), "the next Drain leaves it")
 			c.Advance(time.Hour)
 			_, err = r.Drain(ctx)
 			require.NoError(t, err)
-			assert.Contains(t, logs.String(), "subject=poison", "an hour later, the relay warns of it again")
+			assert.Contains(t, logs.String(), "first=poison", "an hour later, the relay warns of it again")
+		})
+	}
+}
+
+// TestRelaySetsAsideManyDocumentsInOneDrain: more documents it cannot
+// read than a Drain leaves out of its reads (1,000) hold up no other
+// either: one Drain sets them all aside, warns once per read, and
+// delivers the rest.
+func TestRelaySetsAsideManyDocumentsInOneDrain(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	due := primitive.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+	poison := make([]any, 1050)
+	for i := range poison {
+		poison[i] = bson.D{{Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}}
+	}
+	_, err := db.Collection("orders").InsertMany(ctx, poison)
+	require.NoError(t, err)
+	placeOrders(t, orders, 5)
+	var logs bytes.Buffer
+	r := newRelay(t, db, &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+		outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	n, err := r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n, "the other documents are delivered")
+	assert.Equal(t, 11, bytes.Count(logs.Bytes(), []byte("cannot be read")), "a warning per read of a hundred")
+}
+
+// TestRelayDeliversADocumentHeldFurtherAheadThanADay: a hold no relay
+// writes (more than a day ahead, or many) keeps no document back.
+func TestRelayDeliversADocumentHeldFurtherAheadThanADay(t *testing.T) {
+	for name, hold := range map[string]any{
+		"year 9999": time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC),
+		"many":      bson.A{time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fakeclock.New(time.Now())
+			orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+			o := &order{Status: "placed"}
+			o.Record("e1", nil)
+			require.NoError(t, orders.Insert(ctx, o))
+			_, err := db.Collection("orders").UpdateByID(ctx, o.ID, bson.D{{Key: "$set", Value: bson.D{{Key: outbox.Field + ".hold", Value: hold}}}})
+			require.NoError(t, err)
+			n, err := newRelay(t, db, &recorder{}, outbox.WithRelayClock(c), outbox.WithCollections("orders")).Drain(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n)
 		})
 	}
 }
