@@ -75,7 +75,7 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 				out.failed = evID
 				out.retry = bson.D{
 					{Key: path(partTries, evID), Value: tries{N: m.Attempt, Err: err.Error()}},
-					{Key: path(partHold), Value: date(r.now().Add(r.cfg.backoff(m.Attempt)))},
+					{Key: path(partHold), Value: date(r.now().Add(min(max(r.cfg.backoff(m.Attempt), 0), maxHold)))},
 				}
 				break
 			}
@@ -150,12 +150,13 @@ func (r *Relay) hungError(n int64) error {
 		ErrPublishHung, n, r.hung.Load())
 }
 
-// canPublish returns hungError while the relay would start no publish,
-// so that it claims no document it cannot deliver, which it would keep
-// from the other relays while it renews its leases.
+// canPublish returns hungError while MaxHungPublishes of the relay's
+// publishes, given up on, have not returned, so that it claims no
+// document it cannot deliver, which it would keep from the other relays
+// while it renews its leases.
 func (r *Relay) canPublish() error {
-	if n := r.running.Load(); n >= r.cfg.maxHung {
-		return r.hungError(n)
+	if r.hung.Load() >= r.cfg.maxHung {
+		return r.hungError(r.running.Load())
 	}
 	return nil
 }

@@ -53,9 +53,10 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		if err != nil {
 			return total, err
 		}
-		if len(bad) > 0 { // left out of the next read, and for a while of every relay's
-			others = append(others, r.setAside(ctx, coll, bad)...)
-			if len(docs) == 0 && len(others) < maxOthers {
+		if len(bad) > 0 { // left out of every relay's reads for a while
+			kept := r.setAside(ctx, coll, bad)
+			others = append(others, kept...)
+			if len(docs) == 0 && (len(kept) == 0 || len(others) < maxOthers) {
 				continue
 			}
 		}
@@ -112,11 +113,19 @@ func readLimit(batch, members int) int {
 	return batch * members
 }
 
+// maxHold is the longest a relay holds a document back (see WithBackoff,
+// asideFor).
+const maxHold = 24 * time.Hour
+
 // dueFilter selects the documents due at now, but those of others.
 func dueFilter(now time.Time, others bson.A) bson.D {
 	filter := bson.D{
 		{Key: path(partDue), Value: bson.D{{Key: "$lte", Value: date(now)}}},
-		{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}},
+		{Key: "$or", Value: bson.A{ // a hold further ahead than maxHold is no relay's
+			bson.D{{Key: path(partHold), Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$gt", Value: date(now)}}}}}},
+			bson.D{{Key: path(partHold), Value: bson.D{{Key: "$gt", Value: date(now.Add(maxHold))}}}},
+		}},
+		{Key: Field, Value: bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}}, // no relay writes one, nor can set it aside
 	}
 	if len(others) > 0 {
 		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: others}}})

@@ -86,6 +86,8 @@ func WithMaxAttempts(n int) RelayOption { return func(c *relayConfig) { c.maxAtt
 
 // WithBackoff sets how long a document waits after its message failed its
 // attempt-th delivery; the default doubles from one second up to a minute.
+// A wait longer than a day is a day: a document held further ahead is
+// held by no relay, and is due.
 func WithBackoff(f func(attempt int) time.Duration) RelayOption {
 	return func(c *relayConfig) { c.backoff = f }
 }
