@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,23 +10,37 @@ import (
 )
 
 // TestIDsTellApartWhatMongoDBTellsApart: _ids that differ in a value's
-// type get other subjects and lease keys; each names its _id.
+// type, or in bytes that are not UTF-8, get other subjects and lease
+// keys, and a huge _id a key of bounded length.
 func TestIDsTellApartWhatMongoDBTellsApart(t *testing.T) {
 	oid := primitive.NewObjectID()
-	for _, c := range []struct {
-		id       any
-		subject  string
-		leaseKey string
-	}{
-		{oid, oid.Hex(), "o:" + oid.Hex()},
-		{"a", "a", "s:a"},
-		{int32(7), "7", `j:{"$numberInt":"7"}`},
-		{int64(7), "7", `j:{"$numberLong":"7"}`},
-		{bson.D{{Key: "a", Value: int32(1)}}, `{"a":1}`, `j:{"a":{"$numberInt":"1"}}`},
-		{bson.D{{Key: "a", Value: "1"}}, `{"a":"1"}`, `j:{"a":"1"}`},
-		{bson.A{"a", "b"}, `["a","b"]`, `j:["a","b"]`},
-	} {
-		assert.Equal(t, c.subject, subject(c.id), "%#v", c.id)
-		assert.Equal(t, c.leaseKey, idKey(c.id), "%#v", c.id)
+	assert.Equal(t, oid.Hex(), subject(oid))
+	assert.Equal(t, "o:"+oid.Hex(), idKey(oid))
+	assert.Equal(t, "a", subject("a"))
+	assert.Equal(t, "s:a", idKey("a"))
+	assert.Equal(t, `{"a":1}`, subject(bson.D{{Key: "a", Value: int32(1)}}))
+	assert.Equal(t, `["a","b"]`, subject(bson.A{"a", "b"}))
+	ids := []any{
+		int32(7), int64(7), "7",
+		bson.D{{Key: "a", Value: int32(1)}}, bson.D{{Key: "a", Value: "1"}},
+		bson.D{{Key: "a", Value: "\xff"}}, bson.D{{Key: "a", Value: "\xfe"}},
+		bson.D{{Key: "$numberInt", Value: "7"}},
+		strings.Repeat("x", 1<<20), strings.Repeat("x", 1<<20) + "y",
+		bson.D{{Key: "a", Value: strings.Repeat("\x01", 1<<20)}},
+	}
+	subjects, keys := map[string]any{}, map[string]any{}
+	for _, id := range ids {
+		k, s := idKey(id), subject(id)
+		assert.LessOrEqual(t, len(k), 2+maxSubject, "%.40q", id)
+		if other, ok := keys[k]; ok {
+			t.Errorf("%.40q and %.40q share the lease key %s", id, other, k)
+		}
+		keys[k] = id
+		if _, isString := id.(string); !isString && id != int64(7) { // the server holds int32 7 and int64 7 one _id
+			if other, ok := subjects[s]; ok {
+				t.Errorf("%.40q and %.40q share the subject %s", id, other, s)
+			}
+			subjects[s] = id
+		}
 	}
 }
