@@ -146,7 +146,7 @@ const (
 // hungError is the error of a relay that starts no publish, n of its
 // publishes running.
 func (r *Relay) hungError(n int64) error {
-	return fmt.Errorf("%w: %d publishes are still running, %d of them given up on at their deadline; Publish must return when its context ends",
+	return fmt.Errorf("%w: %d publishes are running, as many as the relay runs at once (WithMaxHung), %d of them given up on at their deadline; Publish must return when its context ends",
 		ErrPublishHung, n, r.hung.Load())
 }
 
