@@ -28,9 +28,11 @@ const maxLogged = 200
 
 // setAside sets aside each of bad for asideFor, by the backoff's hold, in
 // one write, unless its Field has changed since the read to none of what
-// was read (the next read decides then), and warns of them once, naming the collection, how many, and
-// the first one and what failed. It returns the _ids of those it could
-// not set aside, which the caller leaves out of its next reads.
+// was read, and warns of them once, naming the collection, how many, and
+// the first one and what failed. Unless it set all of them aside, it
+// returns their _ids, which the caller leaves out of its next reads, so
+// that a Drain never reads the same ones again (a server may not match
+// the Field it sent back, or another write may change it meanwhile).
 func (r *Relay) setAside(ctx context.Context, coll *mongo.Collection, bad []badDoc) bson.A {
 	var kept bson.A
 	var aside int64
@@ -41,12 +43,13 @@ func (r *Relay) setAside(ctx context.Context, coll *mongo.Collection, bad []badD
 	}
 	filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: Field, Value: bson.D{{Key: "$in", Value: boxes}}}}
 	res, failed := coll.UpdateMany(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: path(partHold), Value: date(until)}}}})
-	if failed != nil {
+	if failed == nil {
+		aside = res.MatchedCount
+	}
+	if aside < int64(len(bad)) {
 		for _, b := range bad {
 			kept = append(kept, b.raw.Lookup("_id"))
 		}
-	} else {
-		aside = res.MatchedCount
 	}
 	first := subject(rawID(bad[0].raw.Lookup("_id")))
 	if len(first) > maxLogged {

@@ -4,6 +4,7 @@ package outbox_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 )
 
 // TestRelaySetsAsideADocumentItCannotRead: a due document whose outbox
@@ -112,4 +114,32 @@ func TestRelayDeliversADocumentHeldFurtherAheadThanADay(t *testing.T) {
 			assert.Equal(t, 1, n)
 		})
 	}
+}
+
+// TestRelayLeavesADocumentItCannotSetAside: a document whose outbox
+// field the relay cannot read and that the write setting it aside does
+// not match (here, a change between the read and the write) stays out of
+// the Drain's next reads: the Drain ends, and delivers the rest.
+func TestRelayLeavesADocumentItCannotSetAside(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	due := bson.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+	_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}})
+	require.NoError(t, err)
+	placeOrders(t, orders, 5)
+	changes := 0
+	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "update" && bytes.Contains(e.Command, []byte("hold")) {
+			changes++ // before each write that sets it aside, the document changes, still unreadable
+			_, err := db.Collection("orders").UpdateByID(context.Background(), "poison", bson.D{{Key: "$inc", Value: bson.D{{Key: outbox.Field + ".q", Value: 1}}}})
+			require.NoError(t, err)
+		}
+	}}
+	r := newRelay(t, monitored(t, db, mon), &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+		outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.DiscardHandler)))
+	n, err := r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n, "the other documents are delivered")
+	assert.Equal(t, 1, changes, "the Drain tried to set it aside once")
 }
