@@ -40,15 +40,9 @@ func TestHungRelayLeavesItsShareToOthers(t *testing.T) {
 	placeOrders(t, orders, 40)
 	hDone := make(chan error)
 	go func() { _, err := h.Drain(ctx); hDone <- err }()
-	var hErr error
-	for waiting := true; waiting; {
-		select {
-		case hErr = <-hDone:
-			waiting = false
-		case <-time.After(50 * time.Millisecond):
-			c.Advance(lease / 30) // until H abandons its first publish
-		}
-	}
+	stop := c.Drive() // time passes as H waits on its publish, until it abandons it
+	hErr := <-hDone
+	stop()
 	t.Logf("h's first Drain: %v", hErr)
 	delivered := map[string]int{}
 	var hErrs int
