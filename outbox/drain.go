@@ -36,6 +36,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	others := r.leases.elsewhere(keyPrefix(coll), maxOthers)
 	var held []string // what this batch works on, which the relay's other Drains skip
 	release := func() {
+		r.leases.finished(held) // before another Drain can take them
 		for _, k := range held {
 			r.busy.Delete(k)
 		}
@@ -46,8 +47,11 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 	for {
 		members := r.members(ctx, coll)
 		limit := readLimit(r.cfg.batch, len(members))
-		readAt := r.now()
+		readAt, ticket := r.now(), r.leases.openRead()
 		docs, bad, err := r.due(ctx, coll, dueFilter(readAt, others), limit)
+		if err != nil || len(docs) == 0 {
+			r.leases.closeRead(ticket)
+		}
 		if err != nil {
 			return total, err
 		}
@@ -69,11 +73,12 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			mine, all = slices.Clone(docs), true
 			slices.Reverse(mine)
 		}
-		b := readBatch{coll: coll, atomic: atomic, held: &held, others: &others, release: release}
+		b := readBatch{coll: coll, atomic: atomic, ticket: ticket, held: &held, others: &others, release: release}
 		if !steal {
 			b.ours = func(rest []pendingDoc) []pendingDoc { return r.ours(rest, r.members(ctx, coll)) }
 		}
 		worked, n, fresh, err := r.chunks(ctx, &b, mine, readAt)
+		r.leases.closeRead(ticket)
 		total += n
 		if err != nil {
 			return total, err
@@ -131,9 +136,10 @@ func dueFilter(now time.Time, others bson.A) bson.D {
 	return filter
 }
 
-// work delivers the documents of docs the relay holds (mine) and no
-// other Drain of it works on, adding them to held, and the others to
-// others; it returns how many documents it worked on and how many
+// work delivers the documents of docs, read for b, that the relay holds
+// (mine) and no other Drain of it works on, nor has worked on since the
+// read, adding them to b.held, and those others hold to b.others; it
+// returns how many documents it worked on and how many
 // messages it delivered. Before each document, it renews the leases of
 // those it still has to work on once they near their end (see renew), so
 // that a relay keeps what it claimed while it works through the batch; a
@@ -141,20 +147,28 @@ func dueFilter(now time.Time, others bson.A) bson.D {
 // published is removed while the lease holds, so that no other relay
 // publishes it again: on a server with atomic filtered writes in bulk
 // writes of a few documents, elsewhere document by document (see settle).
-func (r *Relay) work(ctx context.Context, coll *mongo.Collection, docs []pendingDoc, mine map[string]bool, atomic bool, held *[]string, others *bson.A) (worked, total int, err error) {
+func (r *Relay) work(ctx context.Context, b *readBatch, docs []pendingDoc, mine map[string]bool) (worked, total int, err error) {
+	coll, atomic := b.coll, b.atomic
 	var outs []outcome
 	var first time.Time // when the relay stops publishing the first document in outs
 	for i, d := range docs {
 		if mine[d.key] {
 			if _, other := r.busy.LoadOrStore(d.key, struct{}{}); other {
 				mine[d.key] = false // another Drain of this relay works on it
+			} else if r.leases.since(d.key, b.ticket) {
+				// Another Drain of this relay worked on it after this
+				// read: what was read of it may be stale. A later read
+				// takes it.
+				r.busy.Delete(d.key)
+				mine[d.key] = false
+				continue
 			} else {
-				*held = append(*held, d.key)
+				*b.held = append(*b.held, d.key)
 			}
 		}
 		if !mine[d.key] {
-			if len(*others) < maxOthers {
-				*others = append(*others, d.ID)
+			if len(*b.others) < maxOthers {
+				*b.others = append(*b.others, d.ID)
 			}
 			continue
 		}

@@ -29,6 +29,7 @@ import (
 type readBatch struct {
 	coll    *mongo.Collection
 	atomic  bool
+	ticket  uint64                          // taken before the read (see leases.ticket)
 	held    *[]string                       // what the chunk works on, which the relay's other Drains skip
 	others  *bson.A                         // documents others hold, left out of the next read
 	release func()                          // forgets held
@@ -83,7 +84,7 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 			return worked, total, true, err
 		}
 		start := r.now()
-		w, n, err := r.work(ctx, b.coll, chunk, mine, b.atomic, b.held, b.others)
+		w, n, err := r.work(ctx, b, chunk, mine)
 		worked, total = worked+w, total+n
 		b.release()
 		if err != nil {

@@ -101,13 +101,7 @@ func TestDefendConcurrentDrainsOfOneRelayDuplicate(t *testing.T) {
 func TestDefendHungPublishBlocksOtherDocuments(t *testing.T) {
 	c := fakeclock.New(time.Now())
 	orders, db := defendSetup(t, outbox.WithClock(c.Now))
-	x := &order{Status: "x"}
-	x.Record("x.1", nil)
-	require.NoError(t, orders.Insert(ctx, x))
-	c.Advance(time.Millisecond) // x is due first
-	y := &order{Status: "y"}
-	y.Record("y.1", nil)
-	require.NoError(t, orders.Insert(ctx, y))
+	insertXY(t, orders, c)
 	hang := make(chan struct{})
 	defer close(hang)
 	xin, ydone := make(chan struct{}, 1), make(chan struct{})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mgmevents/mgmevents/mongov2/events"
 	"github.com/mgmevents/mgmevents/mongov2/internal/compat"
+	"github.com/mgmevents/mgmevents/mongov2/internal/fakeclock"
 	"github.com/mgmevents/mgmevents/mongov2/outbox"
 	"github.com/mgmevents/mgmevents/mongov2/repo"
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,20 @@ func defendSetupOn(t testing.TB, db *mongo.Database, opts ...outbox.Option) (*re
 	r, err := repo.New[*order](bus, repo.WithDatabase(db))
 	require.NoError(t, err)
 	return r, db
+}
+
+// insertXY inserts x, recording x.1, and a millisecond later by c, y,
+// recording y.1, so that x is due first.
+func insertXY(t testing.TB, orders *repo.Repository[*order], c *fakeclock.Clock) (x, y *order) {
+	t.Helper()
+	x = &order{Status: "x"}
+	x.Record("x.1", nil)
+	require.NoError(t, orders.Insert(ctx, x))
+	c.Advance(time.Millisecond)
+	y = &order{Status: "y"}
+	y.Record("y.1", nil)
+	require.NoError(t, orders.Insert(ctx, y))
+	return x, y
 }
 
 // pub records every message it is given, in order, and fails as fail says.

@@ -29,3 +29,7 @@ func (r *Relay) ID() string { return r.id }
 func OwnerOfLease(leaseID string, members []string) string {
 	return owner(leaseID[:strings.LastIndexByte(leaseID, '@')], members)
 }
+
+// SetPace sets the relay's measured pace, how long it takes per
+// document, which sizes its chunks (see chunkSize).
+func (r *Relay) SetPace(d time.Duration) { r.pace.Store(int64(d)) }

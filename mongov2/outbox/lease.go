@@ -91,12 +91,16 @@ type leases struct {
 
 	mu        sync.Mutex
 	held      map[string]held
-	taken     map[string]taken // documents other relays hold
+	taken     map[string]taken  // documents other relays hold
+	done      map[string]uint64 // documents the relay's Drains worked on, by stamp (see openRead)
+	reads     map[uint64]int    // the open reads, by ticket
+	open      int               // how many reads are open
+	ticks     uint64
 	lastPrune time.Time
 }
 
 func newLeases(coll *mongo.Collection, by string, d time.Duration, clock Clock) *leases {
-	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}, taken: map[string]taken{}}
+	return &leases{coll: coll, by: by, d: d, clock: clock, held: map[string]held{}, taken: map[string]taken{}, done: map[string]uint64{}, reads: map[uint64]int{}}
 }
 
 func (l *leases) slot(t time.Time) int64 { return t.UnixNano() / int64(l.d) }

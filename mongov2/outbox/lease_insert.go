@@ -145,3 +145,66 @@ func (l *leases) elsewhere(prefix string, limit int) bson.A {
 	}
 	return ids
 }
+
+// A lease tells relays apart, not the Drains of one relay, which share
+// its leases: so that a Drain does not publish from a read older than
+// another Drain's work on a document, the relay stamps each document its
+// Drains finish working on, from one counter, and a Drain leaves a
+// document stamped after the ticket it took before its read (see work).
+// A stamp is kept while a read with an earlier ticket is open.
+
+// openRead returns a ticket for a read about to be sent, the counter's value
+// now: a document stamped later may have changed since the read. The
+// read stays open until closeRead.
+func (l *leases) openRead() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reads[l.ticks]++
+	l.open++
+	return l.ticks
+}
+
+// closeRead closes a read opened with ticket t, and forgets the stamps no
+// open read is older than.
+func (l *leases) closeRead(t uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reads[t]--; l.reads[t] <= 0 {
+		delete(l.reads, t)
+	}
+	if l.open--; l.open == 0 {
+		clear(l.done)
+		return
+	}
+	oldest := l.ticks
+	for t := range l.reads {
+		oldest = min(oldest, t)
+	}
+	for k, stamp := range l.done {
+		if stamp <= oldest {
+			delete(l.done, k)
+		}
+	}
+}
+
+// finished stamps keys, which a Drain of the relay is done working on,
+// while a read is open.
+func (l *leases) finished(keys []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open == 0 {
+		return
+	}
+	for _, k := range keys {
+		l.ticks++
+		l.done[k] = l.ticks
+	}
+}
+
+// since reports whether a Drain of the relay finished working on key
+// after the read of ticket t was sent.
+func (l *leases) since(key string, t uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.done[key] > t
+}
