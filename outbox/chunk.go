@@ -14,14 +14,14 @@ import (
 // measured (see chunkSize): so it holds no document it cannot reach
 // before its lease ends, and relays that share a backlog share it to its
 // end instead of one holding most of it while the others wait. It claims
-// from one read during the read's slot and the next one (see claim, which
-// then claims the read's slot as well, so that what it delivers is never
-// older than the work of the relay that held the document before), and
-// reads again after that. The chunks go through the read oldest due
-// first; after a chunk that collided with another relay's claims, the next
-// starts at a random place in the rest, so that relays that read the same
-// documents go different ways through them, and after maxCollisions such
-// chunks the relay reads again.
+// from one read during the read's slot and the next one (readSlots; see
+// claim, which then claims the read's slot as well, so that what it
+// delivers is never older than the work of the relay that held the
+// document before), and reads again after that. The chunks go through the
+// read oldest due first; after a chunk that collided with another relay's
+// claims, the next starts at a random place in the rest, so that relays
+// that read the same documents go different ways through them, and after
+// maxCollisions such chunks the relay reads again.
 
 // readBatch is what the chunks of one read share.
 type readBatch struct {
@@ -47,15 +47,15 @@ const firstChunk = 10
 // chunks claims and delivers docs, read at readAt, chunk by chunk; it
 // returns how many documents it worked on and how many messages it
 // delivered, and whether it went through all of docs (fresh) or stopped,
-// for a new read, because the slot after that of readAt is over or its
-// chunks collided maxCollisions times.
+// for a new read, because the last slot a read of readAt claims in is
+// over or its chunks collided maxCollisions times.
 func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, readAt time.Time) (worked, total int, fresh bool, err error) {
 	slot := r.leases.slot(readAt)
 	at := 0 // oldest due first, until a chunk collides
 	collided := 0
 	for len(docs) > 0 {
 		now := r.now()
-		if r.leases.slot(now) > slot+1 {
+		if r.leases.slot(now) > slot+readSlots-1 {
 			return worked, total, false, nil
 		}
 		docs = append(docs[at:], docs[:at]...)

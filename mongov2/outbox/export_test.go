@@ -5,6 +5,8 @@ package outbox
 import (
 	"strings"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // WithAtomicWrites makes a relay write as on a server that applies
@@ -33,3 +35,7 @@ func OwnerOfLease(leaseID string, members []string) string {
 // SetPace sets the relay's measured pace, how long it takes per
 // document, which sizes its chunks (see chunkSize).
 func (r *Relay) SetPace(d time.Duration) { r.pace.Store(int64(d)) }
+
+// LeaseKey returns the lease key of the document of coll with _id id, as
+// the _ids of its leases start ("<key>@<slot>").
+func LeaseKey(coll *mongo.Collection, id any) string { return keyPrefix(coll) + idKey(id) }

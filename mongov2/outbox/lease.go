@@ -154,30 +154,38 @@ func (l *leases) valid(key string) bool {
 // relay holds now. Only the holder of a document's current slot claims
 // its next one, so that no relay takes the next slot of a document
 // another works on, which would end the other's work there. A document
-// read in the slot before the current one is claimed for that slot too,
-// in the same write: had another relay held it then, it could have
-// delivered from it after the read, and what was read would be stale; the
-// server then refuses that lease, and the relay leaves the document. A
-// read two slots ago or earlier claims nothing, whenever the caller
-// checked its age: another relay may have delivered from the document
-// since, and the caller reads it again.
+// read in an earlier slot, readSlots−1 slots ago at most, is claimed for
+// every slot since the read that the relay does not hold, in the same
+// write: had another relay held it in one of them, it could have
+// delivered from it after the read, and what was read would be stale;
+// the server then refuses that lease, and the relay leaves the document.
+// So does a document the relay holds from a slot after the read's only
+// (claimed from a later read): another relay may have held it between.
+// An older read claims nothing, whenever the caller checked its age: the
+// caller reads again.
 func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (map[string]bool, error) {
 	now := l.clock.Now()
 	s, rs := l.slot(now), l.slot(read)
-	if rs < s-1 {
+	if rs < s-(readSlots-1) {
 		return map[string]bool{}, nil
 	}
 	var wants []want
 	l.mu.Lock()
 	for _, k := range keys {
 		h, ok := l.held[k.key]
-		if t, other := l.taken[k.key]; (ok && h.to >= s) || (other && t.slot >= s) {
+		if ok && h.to < rs {
+			ok = false // a hold before the read tells nothing of since
+		}
+		if t, other := l.taken[k.key]; (ok && (h.to >= s || h.from > rs)) || (other && t.slot >= s) {
 			continue
 		}
-		if rs == s-1 && (!ok || h.to < rs) {
-			wants = append(wants, want{k.key, k.id, rs})
+		from := rs
+		if ok {
+			from = h.to + 1
 		}
-		wants = append(wants, want{k.key, k.id, s})
+		for slot := from; slot <= s; slot++ {
+			wants = append(wants, want{k.key, k.id, slot})
+		}
 	}
 	l.mu.Unlock()
 	if err := l.insert(ctx, wants, false, s); err != nil {
@@ -187,7 +195,7 @@ func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (ma
 		wants = wants[:0]
 		l.mu.Lock()
 		for _, k := range keys {
-			if h, ok := l.held[k.key]; ok && h.to == s {
+			if h, ok := l.held[k.key]; ok && h.to == s && h.from <= rs {
 				wants = append(wants, want{k.key, k.id, s + 1})
 			}
 		}
@@ -200,12 +208,17 @@ func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (ma
 	defer l.mu.Unlock()
 	out := map[string]bool{}
 	for _, k := range keys {
-		if h, ok := l.held[k.key]; ok && l.holds(h, now, s) {
+		if h, ok := l.held[k.key]; ok && h.from <= rs && l.holds(h, now, s) {
 			out[k.key] = true
 		}
 	}
 	return out, nil
 }
+
+// readSlots is how many slots a read claims in: its own and the next.
+// Each slot after the read's costs a lease per document claimed then (see
+// claim).
+const readSlots = 2
 
 // want is a slot of a document a relay claims.
 type want struct {
