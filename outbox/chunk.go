@@ -27,7 +27,8 @@ import (
 type readBatch struct {
 	coll    *mongo.Collection
 	atomic  bool
-	ticket  uint64                          // taken before the read (see leases.ticket)
+	slot    int64                           // the read's slot
+	ticket  uint64                          // taken before the read (see leases.openRead)
 	held    *[]string                       // what the chunk works on, which the relay's other Drains skip
 	others  *bson.A                         // documents others hold, left out of the next read
 	release func()                          // forgets held

@@ -31,9 +31,10 @@ type outcome struct {
 // emptied reports whether the relay did all the work it read.
 func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o.read) }
 
-// deliver publishes d's events in order while the lease holds, renewing
-// it as it nears its end.
-func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc) (out outcome, err error) {
+// deliver publishes d's events, read in slot rs, in order while the lease
+// holds, renewing it as it nears its end; before each publish it calls
+// before with when the relay stops publishing for d.
+func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc, rs int64, before func(until time.Time) error) (out outcome, err error) {
 	b := d.Box
 	out = outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
 		read: b.Queue, gone: b.Gone, size: map[string]int64{}}
@@ -43,11 +44,11 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		if ctx.Err() != nil {
 			break
 		}
-		if !r.leases.valid(d.key) { // a long queue: renew the lease, if it still holds
+		if !r.leases.valid(d.key, rs) { // a long queue: renew the lease, if it still holds
 			if _, err := r.leases.renew(ctx, []leaseKey{{d.key, d.ID}}); err != nil {
 				return out, err
 			}
-			if !r.leases.valid(d.key) {
+			if !r.leases.valid(d.key, rs) {
 				break
 			}
 		}
@@ -56,10 +57,14 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 			Seq: base + int64(i) + 1, Time: ev.At.Time().UTC(), Data: ev.Data, Attempt: b.Tries[evID].N + 1}
 		var err error
 		if ok {
+			until := r.leases.until(d.key)
+			if err := before(until); err != nil {
+				return out, err
+			}
 			if n, started := r.startPublish(); !started {
 				return out, r.hungError(n)
 			}
-			err = r.publish(ctx, m, r.leases.until(d.key))
+			err = r.publish(ctx, m, until)
 		} else {
 			err = errors.New("the event's body is missing from the document")
 			m.Attempt = r.cfg.maxAttempts

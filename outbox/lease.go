@@ -139,13 +139,16 @@ func (l *leases) window(now time.Time) time.Duration {
 	return max(l.end(s).Add(-l.spare()-l.margin()).Sub(now), 0)
 }
 
-// valid reports whether the relay may start a publish for key now.
-func (l *leases) valid(key string) bool {
+// valid reports whether the relay may start a publish for key now, from
+// a read in slot rs: it holds key now, in a run of slots unbroken since
+// rs. A run that starts later was claimed from a later read, by another
+// Drain; another relay may have held key in between.
+func (l *leases) valid(key string, rs int64) bool {
 	l.mu.Lock()
 	h, ok := l.held[key]
 	l.mu.Unlock()
 	now := l.clock.Now()
-	return ok && l.holds(h, now, l.slot(now))
+	return ok && h.from <= rs && l.holds(h, now, l.slot(now))
 }
 
 // claim claims keys, read at read, for the current slot and, in its last

@@ -75,7 +75,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			mine, all = slices.Clone(docs), true
 			slices.Reverse(mine)
 		}
-		b := readBatch{coll: coll, atomic: atomic, ticket: ticket, held: &held, others: &others, release: release}
+		b := readBatch{coll: coll, atomic: atomic, slot: r.leases.slot(readAt), ticket: ticket, held: &held, others: &others, release: release}
 		if !steal {
 			b.ours = func(rest []pendingDoc) []pendingDoc { return r.ours(rest, r.members(ctx, coll)) }
 		}
@@ -153,6 +153,17 @@ func (r *Relay) work(ctx context.Context, b *readBatch, docs []pendingDoc, mine 
 	coll, atomic := b.coll, b.atomic
 	var outs []outcome
 	var first time.Time // when the relay stops publishing the first document in outs
+	// The removals in outs are written before a publish that may end
+	// after first, a renewed lease's: the documents of outs are not
+	// renewed, and another relay may claim them once first is past.
+	flush := func(until time.Time) error {
+		if len(outs) == 0 || !until.After(first) {
+			return nil
+		}
+		err := r.remove(ctx, coll, outs, atomic)
+		outs = nil
+		return err
+	}
 	for i, d := range docs {
 		if mine[d.key] {
 			if _, other := r.busy.LoadOrStore(d.key, struct{}{}); other {
@@ -174,15 +185,15 @@ func (r *Relay) work(ctx context.Context, b *readBatch, docs []pendingDoc, mine 
 			}
 			continue
 		}
-		if !r.leases.valid(d.key) {
+		if !r.leases.valid(d.key, b.slot) {
 			if err := r.renew(ctx, docs[i:], mine); err != nil {
 				return worked, total, errors.Join(err, r.remove(ctx, coll, outs, atomic))
 			}
-			if !r.leases.valid(d.key) {
-				continue // lapsed: what was read of it may be stale
+			if !r.leases.valid(d.key, b.slot) {
+				continue // lapsed, or another Drain's since: what was read of it may be stale
 			}
 		}
-		out, err := r.deliver(ctx, coll, d)
+		out, err := r.deliver(ctx, coll, d, b.slot, flush)
 		total += len(out.delivered)
 		worked++
 		if !atomic {
