@@ -91,7 +91,8 @@ func WithBackoff(f func(attempt int) time.Duration) RelayOption {
 }
 
 // WithPollInterval sets how long Run waits after a Drain that found
-// nothing to deliver; the default is one second.
+// nothing to deliver, or only documents other relays hold; the default is
+// one second.
 func WithPollInterval(d time.Duration) RelayOption { return func(c *relayConfig) { c.poll = d } }
 
 // WithBatch sets how many documents a relay reads at once for itself, and
@@ -237,19 +238,20 @@ func (r *Relay) Stats() Stats {
 
 // Run delivers what is due, again and again, until ctx ends, and then
 // returns nil, once it has removed its documents from Relays, so that the
-// other relays share its documents at once. After a Drain that delivered nothing it waits
+// other relays share its documents at once. After a Drain that delivered
+// nothing, or that ended on due documents other relays hold, it waits
 // WithPollInterval; errors are logged, and the next poll tries again.
 func (r *Relay) Run(ctx context.Context) error {
 	defer r.leave(context.WithoutCancel(ctx))
 	for {
-		n, err := r.Drain(ctx)
+		n, held, err := r.drainAll(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
 			r.cfg.logger.WarnContext(ctx, "outbox: relay drain failed; retrying after the poll interval", "relay", r.id, "error", err)
 		}
-		if n > 0 && err == nil {
+		if n > 0 && err == nil && !held {
 			continue
 		}
 		if !r.sleep(ctx, r.cfg.poll) {
@@ -262,21 +264,29 @@ func (r *Relay) Run(ctx context.Context) error {
 // serves and that no other relay holds, and returns how many messages it
 // delivered. Events in backoff wait for a later Drain.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
+	n, _, err := r.drainAll(ctx)
+	return n, err
+}
+
+// drainAll is Drain; it also reports whether, in every collection, what
+// was left due when it ended was held by other relays.
+func (r *Relay) drainAll(ctx context.Context) (int, bool, error) {
 	if err := serialized(ctx, r.db, "the relay's client"); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := r.leases.agree(ctx); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	colls, err := r.collections(ctx)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	total := 0
+	total, allHeld := 0, len(colls) > 0
 	var errs []error
 	for _, c := range colls {
-		n, err := r.drain(ctx, r.db.Collection(c))
+		n, held, err := r.drain(ctx, r.db.Collection(c))
 		total += n
+		allHeld = allHeld && held
 		if err != nil {
 			errs = append(errs, fmt.Errorf("outbox: relay on %s: %w", c, err))
 		}
@@ -286,7 +296,7 @@ func (r *Relay) Drain(ctx context.Context) (int, error) {
 	}
 	r.countDead(ctx, false)
 	r.countPending(ctx, colls)
-	return total, errors.Join(errs...)
+	return total, allHeld, errors.Join(errs...)
 }
 
 // collections returns what the relay serves.

@@ -24,16 +24,16 @@ type pendingDoc struct {
 	base int64  // the Seq before its first event: Box.Base, or read from Seqs
 }
 
-// drain delivers what is due in coll, batch after batch.
-func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) {
+// drain delivers what is due in coll, batch after batch; othersHold
+// reports that it ended on due documents other relays hold.
+func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, othersHold bool, err error) {
 	if err := r.index(ctx, coll); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	atomic, err := r.atomicWrites(ctx)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	total := 0
 	// Documents other relays, or Drains, hold, skipped for this Drain.
 	others := r.leases.elsewhere(keyPrefix(coll), maxOthers)
 	var held []string // what this batch works on, which the relay's other Drains skip
@@ -55,7 +55,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			r.leases.closeRead(ticket)
 		}
 		if err != nil {
-			return total, err
+			return total, false, err
 		}
 		if len(bad) > 0 { // left out of every relay's reads for a while
 			kept := r.setAside(ctx, coll, bad)
@@ -65,7 +65,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 			}
 		}
 		if len(docs) == 0 {
-			return total, nil
+			return total, false, nil
 		}
 		// The relay's share of what it read, or, when none of it falls
 		// to the relay, all of it: documents whose relays stopped or lag.
@@ -83,14 +83,14 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		r.leases.closeRead(ticket)
 		total += n
 		if err != nil {
-			return total, err
+			return total, false, err
 		}
 		if steal && worked == 0 { // their relays work on them
-			return total, nil
+			return total, true, nil
 		}
 		if !fresh && worked == 0 {
 			if stale++; stale > 2 {
-				return total, nil
+				return total, false, nil
 			}
 			continue
 		}
@@ -98,7 +98,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (int, error) 
 		// A batch of documents all held by others is skipped: the next
 		// query leaves them out, so that relays spread over the work.
 		if fresh && ((len(docs) < limit && all) || (worked == 0 && len(others) >= maxOthers)) {
-			return total, nil
+			return total, false, nil
 		}
 	}
 }
