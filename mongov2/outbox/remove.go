@@ -15,6 +15,20 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
+// writeFor bounds how long a relay writes what it delivered after its
+// context ended.
+const writeFor = 10 * time.Second
+
+// writing returns a context for the writes that record what the relay
+// delivered: one that goes on after ctx ends, for writeFor or a third of
+// the lease at most, so that a relay that is stopped (its Run's ctx
+// ends) still records what it published, and no other relay publishes
+// that again. A late write is safe: it removes only what the relay
+// delivered, by ID.
+func (r *Relay) writing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), min(writeFor, r.cfg.lease/3))
+}
+
 // remove removes from their documents the events outs delivered or moved
 // to DeadLetters, and only those. Where the server applies a filtered
 // write atomically, each document gets one conditional write (with a
@@ -25,11 +39,14 @@ import (
 // allows, with operators that leave alone what a writer adds between the
 // read and the write ($pullAll and $unset of exact events, $inc of the
 // bytes); a write that ends a document's due time is followed by a read
-// that restores it if a writer added work meanwhile (see redue).
+// that restores it if a writer added work meanwhile (see redue). It
+// writes on after ctx ends (see writing).
 func (r *Relay) remove(ctx context.Context, coll *mongo.Collection, outs []outcome, atomic bool) error {
 	if len(outs) == 0 {
 		return nil
 	}
+	ctx, cancel := r.writing(ctx)
+	defer cancel()
 	var writes, fallbacks []mongo.WriteModel
 	var fresh map[string][]string // idKey -> the queue as read again
 	if !atomic {

@@ -25,8 +25,11 @@ import (
 // one's lease ran out), the attempt of a failed event that was gone, and
 // the due time of a document a writer added events to (or deleted)
 // meanwhile. A tombstone is removed as before (see remove): read again,
-// then deleted only when nothing was added.
+// then deleted only when nothing was added. It writes on after ctx ends
+// (see writing).
 func (r *Relay) settle(ctx context.Context, coll *mongo.Collection, o outcome) error {
+	ctx, cancel := r.writing(ctx)
+	defer cancel()
 	if o.gone {
 		return r.remove(ctx, coll, []outcome{o}, false)
 	}
