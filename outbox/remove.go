@@ -18,13 +18,16 @@ import (
 const writeFor = 10 * time.Second
 
 // writing returns a context for the writes that record what the relay
-// delivered: one that goes on after ctx ends, for writeFor or a third of
-// the lease at most, so that a relay that is stopped (its Run's ctx
-// ends) still records what it published, and no other relay publishes
-// that again. A late write is safe: it removes only what the relay
-// delivered, by ID.
+// delivered: one that goes on for writeFor after ctx ends, so that a
+// relay that is stopped (its Run's ctx ends) still records what it
+// published, and no other relay publishes that again. Until ctx ends it
+// sets no deadline of its own: a write cut short would leave published
+// events to be published again. A late write is safe: it removes only
+// what the relay delivered, by ID.
 func (r *Relay) writing(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), min(writeFor, r.cfg.lease/3))
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(writeFor, cancel) })
+	return wctx, func() { stop(); cancel() }
 }
 
 // remove removes from their documents the events outs delivered or moved
