@@ -21,7 +21,8 @@ import (
 // read oldest due first; after a chunk that collided with another relay's
 // claims, the next starts at a random place in the rest, so that relays
 // that read the same documents go different ways through them, and after
-// maxCollisions such chunks the relay reads again.
+// maxCollisions such chunks the relay reads again, or, when it claims
+// other relays' shares, leaves the rest to them (see drain).
 
 // readBatch is what the chunks of one read share.
 type readBatch struct {

@@ -78,12 +78,31 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 			b.ours = func(rest []pendingDoc) []pendingDoc { return r.ours(rest, r.members(ctx, coll)) }
 		}
 		worked, n, fresh, err := r.chunks(ctx, &b, mine, readAt)
+		if err == nil && fresh && !all && len(docs) < limit {
+			// The read holds every document due at readAt, and the
+			// relay went through its share: it claims what the others
+			// have not claimed yet of theirs, newest first, from this
+			// read, instead of reading them again (a scan, on servers
+			// that do not read the due documents through the index).
+			b.ours = nil
+			rest := r.theirs(docs, mine)
+			w, m, done, serr := r.chunks(ctx, &b, rest, readAt)
+			worked, n, err = worked+w, n+m, serr
+			if err == nil && (done || r.leases.slot(r.now()) <= b.slot+readSlots-1) {
+				// What the relay did not take, others hold or
+				// work towards: the next read waits for them.
+				r.leases.closeRead(ticket)
+				return total + n, w < len(rest), nil
+			}
+			fresh = done
+		}
 		r.leases.closeRead(ticket)
 		total += n
 		if err != nil {
 			return total, false, err
 		}
-		if steal && worked == 0 { // their relays work on them
+		if steal && (worked == 0 || !fresh && r.leases.slot(r.now()) <= b.slot+readSlots-1) {
+			// Their relays work on them, or on the rest of them.
 			return total, true, nil
 		}
 		if !fresh && worked == 0 {
@@ -99,6 +118,22 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 			return total, false, nil
 		}
 	}
+}
+
+// theirs returns, newest first, the documents of docs that are not in
+// mine.
+func (r *Relay) theirs(docs, mine []pendingDoc) []pendingDoc {
+	own := make(map[string]bool, len(mine))
+	for _, d := range mine {
+		own[d.key] = true
+	}
+	var rest []pendingDoc
+	for i := len(docs) - 1; i >= 0; i-- {
+		if !own[docs[i].key] {
+			rest = append(rest, docs[i])
+		}
+	}
+	return rest
 }
 
 // maxRead is the most documents a relay reads at once, however many

@@ -264,7 +264,9 @@ func (r *Relay) Run(ctx context.Context) error {
 
 // Drain delivers, once, the events that are due now in the collections it
 // serves and that no other relay holds, and returns how many messages it
-// delivered. Events in backoff wait for a later Drain.
+// delivered; of the shares of other relays serving them (see Relays), it
+// takes what they have not claimed until its claims keep meeting theirs.
+// Events in backoff wait for a later Drain.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
 	n, _, err := r.drainAll(ctx)
 	return n, err

@@ -26,10 +26,12 @@ import (
 // claims those that fall to it, by rendezvous hashing of the document's
 // lease key with the relays' IDs, so that a relay that comes or goes
 // moves only the documents that fall to it. A relay that finds none of
-// its own in what it read claims the others' it can, newest first: so
-// the documents of a relay that lags, or stopped without a word, wait no
-// longer than its leases, and the others count a relay silent for two
-// leases out. A document of Relays counts a relay only if its _id is
+// its own in what it read, or that went through its share of a read that
+// holds every due document, claims the others' it can from that read,
+// newest first, until its claims keep meeting theirs: so the documents
+// of a relay that lags, or stopped without a word, wait no longer than
+// its leases and a poll interval, and the others count a relay silent
+// for two leases out. A document of Relays counts a relay only if its _id is
 // the one a relay writes, of the collection's name and the relay's ID,
 // and its date is within two leases of the relay's clock; pruning
 // deletes those with no date. A relay that finds the words of more than
