@@ -57,7 +57,7 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 	collided := 0
 	for len(docs) > 0 {
 		now := r.now()
-		if r.leases.slot(now) > slot+readSlots-1 {
+		if !r.leases.lasts(slot, now) {
 			return worked, total, false, nil
 		}
 		docs = append(docs[at:], docs[:at]...)

@@ -88,7 +88,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 			rest := r.theirs(docs, mine)
 			w, m, done, serr := r.chunks(ctx, &b, rest, readAt)
 			worked, n, err = worked+w, n+m, serr
-			if err == nil && (done || r.leases.slot(r.now()) <= b.slot+readSlots-1) {
+			if err == nil && (done || r.leases.lasts(b.slot, r.now())) {
 				// What the relay did not take, others hold or
 				// work towards: the next read waits for them.
 				r.leases.closeRead(ticket)
@@ -101,7 +101,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 		if err != nil {
 			return total, false, err
 		}
-		if steal && (worked == 0 || !fresh && r.leases.slot(r.now()) <= b.slot+readSlots-1) {
+		if steal && (worked == 0 || !fresh && r.leases.lasts(b.slot, r.now())) {
 			// Their relays work on them, or on the rest of them.
 			return total, true, nil
 		}

@@ -169,7 +169,7 @@ func (l *leases) valid(key string, rs int64) bool {
 func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (map[string]bool, error) {
 	now := l.clock.Now()
 	s, rs := l.slot(now), l.slot(read)
-	if rs < s-(readSlots-1) {
+	if !l.lasts(rs, now) {
 		return map[string]bool{}, nil
 	}
 	var wants []want
@@ -222,6 +222,9 @@ func (l *leases) claim(ctx context.Context, keys []leaseKey, read time.Time) (ma
 // Each slot after the read's costs a lease per document claimed then (see
 // claim).
 const readSlots = 2
+
+// lasts reports whether a read made in slot rs may still claim at now.
+func (l *leases) lasts(rs int64, now time.Time) bool { return l.slot(now) <= rs+readSlots-1 }
 
 // want is a slot of a document a relay claims.
 type want struct {

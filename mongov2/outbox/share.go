@@ -29,9 +29,10 @@ import (
 // its own in what it read, or that went through its share of a read that
 // holds every due document, claims the others' it can from that read,
 // newest first, until its claims keep meeting theirs: so the documents
-// of a relay that lags, or stopped without a word, wait no longer than
-// its leases and a poll interval, and the others count a relay silent
-// for two leases out. A document of Relays counts a relay only if its _id is
+// of a relay that stopped without a word wait no longer than its leases,
+// and the others count a relay silent for two leases out. Those a relay
+// that lags has not claimed, while it holds others, may wait a few poll
+// intervals: each claim that meets one of its leases shows one of them. A document of Relays counts a relay only if its _id is
 // the one a relay writes, of the collection's name and the relay's ID,
 // and its date is within two leases of the relay's clock; pruning
 // deletes those with no date. A relay that finds the words of more than
