@@ -67,6 +67,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 		}
 		// The relay's share of what it read, or, when none of it falls
 		// to the relay, all of it: documents whose relays stopped or lag.
+		complete := len(docs)+len(bad) < limit // it holds every document due at readAt
 		mine := r.ours(docs, members)
 		all, steal := len(mine) == len(docs), len(mine) == 0
 		if steal { // newest first, away from where their relays work
@@ -78,7 +79,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 			b.ours = func(rest []pendingDoc) []pendingDoc { return r.ours(rest, r.members(ctx, coll)) }
 		}
 		worked, n, fresh, err := r.chunks(ctx, &b, mine, readAt)
-		if err == nil && fresh && !all && len(docs) < limit {
+		if err == nil && fresh && !all && complete {
 			// The read holds every document due at readAt, and the
 			// relay went through its share: it claims what the others
 			// have not claimed yet of theirs, newest first, from this
@@ -102,7 +103,8 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 			return total, false, err
 		}
 		if steal && (worked == 0 || !fresh && r.leases.lasts(b.slot, r.now())) {
-			// Their relays work on them, or on the rest of them.
+			// Their relays work on them, or on the rest of them: a
+			// read now would find them held, and slow them down.
 			return total, true, nil
 		}
 		if !fresh && worked == 0 {
@@ -114,7 +116,7 @@ func (r *Relay) drain(ctx context.Context, coll *mongo.Collection) (total int, o
 		stale = 0
 		// A batch of documents all held by others is skipped: the next
 		// query leaves them out, so that relays spread over the work.
-		if fresh && ((len(docs) < limit && all) || (worked == 0 && len(others) >= maxOthers)) {
+		if fresh && ((complete && all) || (worked == 0 && len(others) >= maxOthers)) {
 			return total, false, nil
 		}
 	}

@@ -5,6 +5,7 @@ package outbox_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -92,6 +93,67 @@ func TestRelaySetsAsideManyDocumentsInOneDrain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5, n, "the other documents are delivered")
 	assert.Equal(t, 11, bytes.Count(logs.Bytes(), []byte("cannot be read")), "a warning per read of a hundred")
+}
+
+// TestRelayReadsOnPastWhatItSetAside: a read that reached its limit
+// does not hold every due document, though some of it could not be read:
+// the Drain reads again and delivers the rest, instead of leaving it to
+// its next poll. With a batch of 2, the first read holds the document it
+// cannot read and one order.
+func TestRelayReadsOnPastWhatItSetAside(t *testing.T) {
+	lease := 30 * time.Second
+	c := fakeclock.New(slotStart(lease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	due := bson.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+	_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}})
+	require.NoError(t, err)
+	placeOrders(t, orders, 3)
+	r := newRelay(t, db, &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+		outbox.WithBatch(2), outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.DiscardHandler)))
+	n, err := r.Drain(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "one Drain delivers every order")
+}
+
+// TestRelayPublishesAnEventQueuedTwiceOnce: a queue that names an event
+// twice, which no writer stores, publishes it once, on both write paths,
+// in a short queue and in a long one, and the document is emptied: the
+// next Drain publishes nothing.
+func TestRelayPublishesAnEventQueuedTwiceOnce(t *testing.T) {
+	for _, events := range []int{1, 20} {
+		for _, atomic := range []bool{true, false} {
+			t.Run(fmt.Sprintf("events=%d/atomic=%v", events, atomic), func(t *testing.T) {
+				lease := 30 * time.Second
+				c := fakeclock.New(slotStart(lease))
+				_, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+				at := bson.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+				var q bson.A
+				var e bson.D
+				for i := range events {
+					id := fmt.Sprint("e", i)
+					q = append(q, id)
+					e = append(e, bson.E{Key: id, Value: bson.D{{Key: "t", Value: "placed"}, {Key: "at", Value: at}}})
+				}
+				q = append(q, "e0")
+				_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "twice"}, {Key: outbox.Field, Value: bson.D{
+					{Key: "q", Value: q}, {Key: "e", Value: e}, {Key: "n", Value: int64(len(q))}, {Key: "due", Value: at}}}})
+				require.NoError(t, err)
+				p := &recorder{}
+				r := newRelay(t, db, p, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+					outbox.WithAtomicWrites(atomic), outbox.WithCountEvery(time.Hour))
+				n, err := r.Drain(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, events, n)
+				assert.Len(t, p.take(), events, "e0 is published once")
+				assert.Zero(t, queueLen(t, db, "twice"))
+				c.Advance(time.Second)
+				n, err = r.Drain(ctx)
+				require.NoError(t, err)
+				assert.Zero(t, n)
+				assert.Empty(t, p.take())
+			})
+		}
+	}
 }
 
 // TestRelayDeliversADocumentHeldFurtherAheadThanADay: a hold no relay

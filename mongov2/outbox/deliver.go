@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -38,11 +39,12 @@ func (o *outcome) emptied() bool { return o.failed == "" && len(o.done) == len(o
 // before with when the relay stops publishing for d.
 func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDoc, rs int64, before func(until time.Time) error) (out outcome, err error) {
 	b := d.Box
+	queue := distinct(b.Queue) // no writer queues an event twice: it is published once
 	out = outcome{id: d.ID, key: d.key, base: d.base, newBase: b.Base == nil, last: d.base + b.Count,
-		read: b.Queue, gone: b.Gone, size: map[string]int64{}}
+		read: queue, gone: b.Gone, size: map[string]int64{}}
 	defer func() { r.delivered.Add(int64(len(out.delivered))) }() // on every way out
 	base := d.base + b.Count - int64(len(b.Queue))
-	for i, evID := range b.Queue {
+	for i, evID := range queue {
 		if ctx.Err() != nil {
 			break
 		}
@@ -94,6 +96,29 @@ func (r *Relay) deliver(ctx context.Context, coll *mongo.Collection, d pendingDo
 		out.size[evID] = int64(len(ev.Data) + len(ev.Type) + len(evID))
 	}
 	return out, nil
+}
+
+// distinct returns q without the repeats of an event ID, in order: q
+// itself when it has none, with no allocation for a short queue.
+func distinct(q []string) []string {
+	if len(q) <= 16 {
+		repeats := false
+		for i := 1; i < len(q) && !repeats; i++ {
+			repeats = slices.Contains(q[:i], q[i])
+		}
+		if !repeats {
+			return q
+		}
+	}
+	seen := make(map[string]bool, len(q))
+	out := make([]string, 0, len(q))
+	for _, e := range q {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // undeliverable reports whether err says that no attempt can deliver its
