@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -96,7 +95,7 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 			if collided++; collided >= maxCollisions {
 				return worked, total, false, nil // what is left is mostly others': read again
 			}
-			at = rand.IntN(len(docs))
+			at = r.cfg.place(len(docs))
 		}
 	}
 	return worked, total, true, nil

@@ -4,7 +4,6 @@ package outbox
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -98,7 +97,7 @@ func (r *Relay) chunks(ctx context.Context, b *readBatch, docs []pendingDoc, rea
 			if collided++; collided >= maxCollisions {
 				return worked, total, false, nil // what is left is mostly others': read again
 			}
-			at = rand.IntN(len(docs))
+			at = r.cfg.place(len(docs))
 		}
 	}
 	return worked, total, true, nil

@@ -23,6 +23,11 @@ func WithMaxHung(n int64) RelayOption { return func(c *relayConfig) { c.maxHung 
 // (ten seconds by default).
 func WithCountEvery(d time.Duration) RelayOption { return func(c *relayConfig) { c.countEvery = d } }
 
+// WithPlace sets where in n documents the relay starts the chunk after
+// one that collided with another relay's claims (a random place by
+// default).
+func WithPlace(place func(n int) int) RelayOption { return func(c *relayConfig) { c.place = place } }
+
 // ID returns the relay's ID, as it appears in Relays.
 func (r *Relay) ID() string { return r.id }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,7 @@ type relayConfig struct {
 	maxHung     int64         // publishes running at once, hung ones included, before the relay starts no more
 	countEvery  time.Duration // how often at most a Drain counts the pending events; tests shorten it
 	clock       Clock
+	place       func(n int) int // where in n documents a chunk after a collision starts; tests fix it
 }
 
 // WithCollections serves these collections. By default a relay serves the
@@ -180,7 +182,7 @@ func NewRelay(db *mongo.Database, p Publisher, opts ...RelayOption) (*Relay, err
 	if db == nil || p == nil {
 		return nil, fmt.Errorf("%w: NewRelay needs a database and a publisher", ErrInvalidRelay)
 	}
-	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes, countEvery: 10 * time.Second, clock: systemClock{}}
+	c := relayConfig{lease: 30 * time.Second, maxAttempts: 10, backoff: defaultBackoff, poll: time.Second, batch: 100, logger: slog.Default(), maxHung: MaxHungPublishes, countEvery: 10 * time.Second, clock: systemClock{}, place: rand.IntN}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -35,7 +35,8 @@ type pair struct {
 	members []string
 }
 
-func newPair(t *testing.T) *pair {
+// newPair returns the pair; R1 takes more, its own, options.
+func newPair(t *testing.T, more ...outbox.RelayOption) *pair {
 	t.Helper()
 	s := &pair{c: fakeclock.New(slotStart(shareLease)), p: &pub{}, reads: &atomic.Int64{}}
 	s.orders, s.db = defendSetup(t, outbox.WithClock(s.c.Now))
@@ -47,7 +48,7 @@ func newPair(t *testing.T) *pair {
 		}
 	}}
 	opts := []outbox.RelayOption{outbox.WithCollections("orders"), outbox.WithRelayClock(s.c), outbox.WithLease(shareLease)}
-	s.r1 = relay(t, monitored(t, s.db, mon), s.p, opts...)
+	s.r1 = relay(t, monitored(t, s.db, mon), s.p, append(opts, more...)...)
 	s.r2 = relay(t, s.db, &pub{}, opts...)
 	_, err := s.r2.Drain(ctx) // R2 says it serves orders
 	require.NoError(t, err)
@@ -101,6 +102,43 @@ func TestRelayTakesTheOthersShareFromItsRead(t *testing.T) {
 	assert.Equal(t, 2, n)
 	assert.Equal(t, 0, queueLen(t, s.db, x.ID)+queueLen(t, s.db, y.ID), "x and y are out")
 	assert.Equal(t, int64(1), s.reads.Load(), "R1 reads the due documents once")
+}
+
+// TestRelayTakesWhatALaggingRelayLeavesFree: the documents of another
+// relay that it has not claimed, while it holds others, wait a few poll
+// intervals at most for a relay that has none of its own: each of its
+// Drains stops where its claims meet the other's four times, and leaves
+// the documents it found held out of its next reads. All forty documents
+// fall to R2, which holds thirty of them; R1 delivers the other ten, and
+// none of R2's, within eight Drains, a poll interval apart. R1 starts each
+// chunk after a collision where the last one ended, so that the count
+// does not depend on chance.
+func TestRelayTakesWhatALaggingRelayLeavesFree(t *testing.T) {
+	s := newPair(t, outbox.WithPlace(func(int) int { return 0 }))
+	xs := s.ordersOf(t, s.r2, 40)
+	held := map[any]bool{}
+	for i, o := range xs {
+		if i%4 != 0 {
+			s.heldByR2(t, o)
+			held[o.ID] = true
+		}
+	}
+
+	drains, n := 0, 0
+	for n < 10 && drains < 20 {
+		m, err := s.r1.Drain(ctx)
+		require.NoError(t, err)
+		n, drains = n+m, drains+1
+		s.c.Advance(time.Second) // a poll interval
+	}
+	assert.Equal(t, 10, n, "R1 delivers every document R2 has not claimed")
+	assert.LessOrEqual(t, drains, 8)
+	assert.Len(t, s.p.all(), n)
+	for _, o := range xs {
+		if held[o.ID] {
+			assert.Equal(t, 1, queueLen(t, s.db, o.ID), "R1 publishes none of what R2 holds")
+		}
+	}
 }
 
 // TestRelayTakingOthersLeavesWhatTheyWorkOn: a relay that claims the
