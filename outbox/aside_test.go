@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/bson/primitive"
 	"go.mongodb.org/mongo-driver/event"
+	"go.mongodb.org/mongo-driver/mongo"
 )
 
 // TestRelaySetsAsideADocumentItCannotRead: a due document whose outbox
@@ -100,14 +101,8 @@ func TestRelaySetsAsideManyDocumentsInOneDrain(t *testing.T) {
 // its next poll. With a batch of 2, the first read holds the document it
 // cannot read and one order.
 func TestRelayReadsOnPastWhatItSetAside(t *testing.T) {
-	lease := 30 * time.Second
-	c := fakeclock.New(slotStart(lease))
-	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	due := primitive.NewDateTimeFromTime(c.Now().Add(-time.Hour))
-	_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}})
-	require.NoError(t, err)
-	placeOrders(t, orders, 3)
-	r := newRelay(t, db, &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+	c, db := poisoned(t, 3)
+	r := newRelay(t, db, &recorder{}, outbox.WithLease(asideLease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
 		outbox.WithBatch(2), outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.DiscardHandler)))
 	n, err := r.Drain(ctx)
 	require.NoError(t, err)
@@ -182,13 +177,7 @@ func TestRelayDeliversADocumentHeldFurtherAheadThanADay(t *testing.T) {
 // not match (here, a change between the read and the write) stays out of
 // the Drain's next reads: the Drain ends, and delivers the rest.
 func TestRelayLeavesADocumentItCannotSetAside(t *testing.T) {
-	lease := 30 * time.Second
-	c := fakeclock.New(slotStart(lease))
-	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
-	due := primitive.NewDateTimeFromTime(c.Now().Add(-time.Hour))
-	_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}})
-	require.NoError(t, err)
-	placeOrders(t, orders, 5)
+	c, db := poisoned(t, 5)
 	changes := 0
 	mon := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
 		if e.CommandName == "update" && bytes.Contains(e.Command, []byte("hold")) {
@@ -197,10 +186,27 @@ func TestRelayLeavesADocumentItCannotSetAside(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}}
-	r := newRelay(t, monitored(t, db, mon), &recorder{}, outbox.WithLease(lease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
+	r := newRelay(t, monitored(t, db, mon), &recorder{}, outbox.WithLease(asideLease), outbox.WithRelayClock(c), outbox.WithCollections("orders"),
 		outbox.WithCountEvery(time.Hour), outbox.WithLogger(slog.New(slog.DiscardHandler)))
 	n, err := r.Drain(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 5, n, "the other documents are delivered")
 	assert.Equal(t, 1, changes, "the Drain tried to set it aside once")
+}
+
+// asideLease is the lease of the relays of poisoned's tests.
+const asideLease = 30 * time.Second
+
+// poisoned stores, in a new database whose outbox runs on the returned
+// clock, a due document whose outbox field no relay can read, due an hour
+// before n orders.
+func poisoned(t *testing.T, n int) (*fakeclock.Clock, *mongo.Database) {
+	t.Helper()
+	c := fakeclock.New(slotStart(asideLease))
+	orders, db := setup(t, []outbox.Option{outbox.WithClock(c.Now)})
+	due := primitive.NewDateTimeFromTime(c.Now().Add(-time.Hour))
+	_, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "_id", Value: "poison"}, {Key: outbox.Field, Value: bson.D{{Key: "q", Value: 5}, {Key: "due", Value: due}}}})
+	require.NoError(t, err)
+	placeOrders(t, orders, n)
+	return c, db
 }
